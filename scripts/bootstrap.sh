@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what tenet needs from Debian's packages (only what is missing), then builds it.
+#   scripts/bootstrap.sh          Release build in build/
+#   scripts/bootstrap.sh --test   also the sanitizer build (ASan + UBSan) in build-asan/, then
+#                                 runs the whole test suite in both
+# Run as root or as a user with sudo. Safe to run again: it only does what is left to do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake g++ ninja-build libboost-graph-dev libcli11-dev nlohmann-json3-dev libtbb-dev catch2
+          libpugixml-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
+cmake --build build -j "$jobs"
+
+if [ "${1:-}" = "--test" ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENET_SANITIZE=ON \
+        -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+  echo "== tests (Release) =="
+  ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
+  echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer) =="
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 600
+fi

@@ -1,0 +1,133 @@
+#include "tenet/topology/topology.hpp"
+
+#include "tenet/common/error.hpp"
+
+namespace tenet {
+
+std::uint64_t GridLayout::size() const {
+  std::uint64_t product = dims.empty() ? 0 : 1;
+  for (int dim : dims) product *= static_cast<std::uint64_t>(dim);
+  return product;
+}
+
+std::vector<int> GridLayout::coords(NodeId npu) const {
+  std::vector<int> result(dims.size());
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    result[d] = static_cast<int>(npu % static_cast<NodeId>(dims[d]));
+    npu /= static_cast<NodeId>(dims[d]);
+  }
+  return result;
+}
+
+NodeId GridLayout::npu_at(const std::vector<int>& c) const {
+  NodeId id = 0;
+  for (std::size_t d = dims.size(); d-- > 0;) id = id * static_cast<NodeId>(dims[d]) + static_cast<NodeId>(c[d]);
+  return id;
+}
+
+std::string GridLayout::describe() const {
+  if (dims.empty()) return "";
+  std::string text = wraps ? "torus " : "mesh ";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (d > 0) text += 'x';
+    text += std::to_string(dims[d]);
+  }
+  return text;
+}
+
+Topology::Topology(std::uint32_t npus, std::vector<std::string> switch_names)
+    : npu_count_(npus), switch_names_(std::move(switch_names)) {
+  if (npus > kMaxNpus) {
+    throw InputError("", "/npus", std::to_string(npus) + " NPUs is more than tenet supports (at most " +
+                                      std::to_string(kMaxNpus) + ")");
+  }
+  if (switch_names_.size() > kMaxSwitches) {
+    throw InputError("", "/switches", "more than " + std::to_string(kMaxSwitches) + " switches");
+  }
+  graph_ = Graph(node_count());
+}
+
+LinkId Topology::add_link(const Link& link) {
+  LinkId id = static_cast<LinkId>(links_.size());
+  links_.push_back(link);
+  boost::add_edge(link.src, link.dst, Edge{id}, graph_);
+  return id;
+}
+
+LinkId Topology::add_duplex(NodeId src, NodeId dst, double latency_us, double bandwidth_GBps) {
+  LinkId forward = add_link({src, dst, latency_us, bandwidth_GBps});
+  add_link({dst, src, latency_us, bandwidth_GBps});
+  return forward;
+}
+
+NodeId Topology::find_switch(const std::string& switch_name_wanted) const {
+  for (std::size_t i = 0; i < switch_names_.size(); ++i) {
+    if (switch_names_[i] == switch_name_wanted) return npu_count_ + static_cast<NodeId>(i);
+  }
+  return kNoNode;
+}
+
+std::string Topology::node_label(NodeId node) const {
+  if (is_npu(node)) return "NPU " + std::to_string(original_npu_id(node));
+  if (is_switch(node)) return "switch '" + switch_name(node) + "'";
+  return "node " + std::to_string(node);
+}
+
+LinkId Topology::find_link(NodeId src, NodeId dst) const {
+  for (auto [it, end] = boost::out_edges(src, graph_); it != end; ++it) {
+    if (boost::target(*it, graph_) == dst) return graph_[*it].id;
+  }
+  return kNoLink;
+}
+
+std::vector<LinkId> Topology::out_links(NodeId node) const {
+  std::vector<LinkId> ids;
+  ids.reserve(out_degree(node));
+  for (auto [it, end] = boost::out_edges(node, graph_); it != end; ++it) ids.push_back(graph_[*it].id);
+  return ids;
+}
+
+std::vector<LinkId> Topology::in_links(NodeId node) const {
+  std::vector<LinkId> ids;
+  ids.reserve(in_degree(node));
+  for (auto [it, end] = boost::in_edges(node, graph_); it != end; ++it) ids.push_back(graph_[*it].id);
+  return ids;
+}
+
+double Topology::ingress_bandwidth_GBps(NodeId node) const {
+  double total = 0.0;
+  for (auto [it, end] = boost::in_edges(node, graph_); it != end; ++it) total += links_[graph_[*it].id].bandwidth_GBps;
+  return total;
+}
+
+double Topology::egress_bandwidth_GBps(NodeId node) const {
+  double total = 0.0;
+  for (auto [it, end] = boost::out_edges(node, graph_); it != end; ++it) total += links_[graph_[*it].id].bandwidth_GBps;
+  return total;
+}
+
+Adjacency::Adjacency(const Topology& topology) {
+  const std::uint32_t nodes = topology.node_count();
+  out_offsets.assign(nodes + 1, 0);
+  in_offsets.assign(nodes + 1, 0);
+  for (const Link& link : topology.links()) {
+    ++out_offsets[link.src + 1];
+    ++in_offsets[link.dst + 1];
+  }
+  for (std::uint32_t v = 0; v < nodes; ++v) {
+    out_offsets[v + 1] += out_offsets[v];
+    in_offsets[v + 1] += in_offsets[v];
+  }
+  out_links.resize(topology.link_count());
+  in_links.resize(topology.link_count());
+  std::vector<std::uint32_t> out_fill(out_offsets.begin(), out_offsets.end() - 1);
+  std::vector<std::uint32_t> in_fill(in_offsets.begin(), in_offsets.end() - 1);
+  // Ascending link ids within each node: the order every deterministic tie-break relies on.
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    const Link& link = topology.link(id);
+    out_links[out_fill[link.src]++] = id;
+    in_links[in_fill[link.dst]++] = id;
+  }
+}
+
+}  // namespace tenet

@@ -1,0 +1,548 @@
+#include "tenet/topology/topology_json.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "json_fields.hpp"
+#include "tenet/common/atomic_file.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/topology/generators.hpp"
+#include "tenet/topology/transforms.hpp"
+
+namespace tenet {
+namespace {
+
+using nlohmann::json;
+using namespace json_fields;
+
+const std::vector<std::string> kTopLevelKeys = {"name",      "description", "defaults", "npus",   "switches",
+                                                "links",     "generator",   "failed",   "layout", "comment"};
+const std::vector<std::string> kLinkKeys = {"src", "dst", "bidirectional", "latency_us", "bandwidth_GBps", "comment"};
+const std::vector<std::string> kDefaultsKeys = {"latency_us", "bandwidth_GBps"};
+const std::vector<std::string> kFailedKeys = {"npus", "links"};
+const std::vector<std::string> kLayoutKeys = {"kind", "dims"};
+
+std::string pointer_at(const std::string& base, std::size_t index) { return base + "/" + std::to_string(index); }
+
+/// Depth of the deepest nesting, counted without recursion so that hostile input cannot
+/// exhaust the stack; stops counting past the limit.
+int nesting_depth(const std::string& text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > kMaxJsonDepth) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// A link endpoint: an NPU id (integer) or a switch name (string).
+struct EndpointReader {
+  std::uint32_t npus;
+  const std::map<std::string, NodeId>& switch_ids;
+  const std::vector<std::string>& switch_names;
+
+  std::optional<NodeId> read(const json& value, const std::string& pointer, ProblemList& problems) const {
+    if (value.is_string()) {
+      const std::string name = value.get<std::string>();
+      auto it = switch_ids.find(name);
+      if (it != switch_ids.end()) return it->second;
+      std::string message = "unknown switch '" + name + "'";
+      std::string suggestion = closest_match(name, switch_names);
+      if (!suggestion.empty()) {
+        message += " (did you mean '" + suggestion + "'?)";
+      } else {
+        message += switch_names.empty() ? " (the file declares no switches)" : " (declared in /switches)";
+      }
+      problems.add(pointer, message);
+      return std::nullopt;
+    }
+    if (value.is_number() || value.is_boolean() || value.is_null() || value.is_object() || value.is_array()) {
+      if (value.is_number() && npus > 0) {
+        auto id = read_integer(value, pointer, 0, static_cast<std::int64_t>(npus) - 1, problems);
+        if (id) return static_cast<NodeId>(*id);
+        return std::nullopt;
+      }
+    }
+    problems.add(pointer, "must be an NPU id (an integer from 0 to " + std::to_string(npus == 0 ? 0 : npus - 1) +
+                              ") or a switch name (got " + describe_type(value) + ")");
+    return std::nullopt;
+  }
+};
+
+LinkDefaults read_defaults(const json& root, ProblemList& problems) {
+  LinkDefaults defaults;
+  if (!root.contains("defaults")) return defaults;
+  const json& object = root["defaults"];
+  if (!object.is_object()) {
+    problems.add("/defaults", "must be an object with latency_us and bandwidth_GBps (got " + describe_type(object) + ")");
+    return defaults;
+  }
+  reject_unknown_keys(object, "/defaults", kDefaultsKeys, problems);
+  if (object.contains("latency_us")) {
+    if (auto value = read_latency(object["latency_us"], "/defaults/latency_us", problems)) defaults.latency_us = *value;
+  }
+  if (object.contains("bandwidth_GBps")) {
+    if (auto value = read_bandwidth(object["bandwidth_GBps"], "/defaults/bandwidth_GBps", problems)) {
+      defaults.bandwidth_GBps = *value;
+    }
+  }
+  return defaults;
+}
+
+std::vector<std::string> read_switch_names(const json& root, ProblemList& problems) {
+  std::vector<std::string> names;
+  if (!root.contains("switches")) return names;
+  const json& list = root["switches"];
+  if (!list.is_array()) {
+    problems.add("/switches", "must be an array of switch names (got " + describe_type(list) + ")");
+    return names;
+  }
+  if (list.size() > kMaxSwitches) {
+    problems.add("/switches", std::to_string(list.size()) + " switches is more than tenet supports (at most " +
+                                  std::to_string(kMaxSwitches) + ")");
+    return names;
+  }
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto name = read_string(list[i], pointer_at("/switches", i), problems);
+    if (!name) continue;
+    if (name->empty()) {
+      problems.add(pointer_at("/switches", i), "a switch name must not be empty");
+    } else if (auto [it, inserted] = seen.emplace(*name, i); !inserted) {
+      problems.add(pointer_at("/switches", i),
+                   "duplicate switch name '" + *name + "' (also at /switches/" + std::to_string(it->second) + ")");
+    }
+    names.push_back(*name);
+  }
+  return names;
+}
+
+void read_links(const json& list, const LinkDefaults& defaults, const EndpointReader& endpoints, Topology& topology,
+                ProblemList& problems) {
+  if (!list.is_array()) {
+    problems.add("/links", "must be an array of links (got " + describe_type(list) + ")");
+    return;
+  }
+  if (list.size() > kMaxLinks / 2) {
+    problems.add("/links", std::to_string(list.size()) + " links is more than tenet supports (at most " +
+                               std::to_string(kMaxLinks / 2) + " entries)");
+    return;
+  }
+  // Where each directed link was first defined, to name both places of a duplicate.
+  std::unordered_map<std::uint64_t, std::size_t> defined_at;
+  defined_at.reserve(list.size() * 2);
+  auto add_directed = [&](NodeId src, NodeId dst, double latency, double bandwidth, std::size_t index) {
+    std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+    auto [it, inserted] = defined_at.emplace(key, index);
+    if (!inserted) {
+      problems.add(pointer_at("/links", index), "duplicate link " + topology.node_label(src) + " -> " +
+                                                    topology.node_label(dst) + " (also defined at /links/" +
+                                                    std::to_string(it->second) + ")");
+      return;
+    }
+    topology.add_link({src, dst, latency, bandwidth});
+  };
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = pointer_at("/links", i);
+    const json& entry = list[i];
+    if (!entry.is_object()) {
+      problems.add(at, "must be an object with src and dst (got " + describe_type(entry) + ")");
+      continue;
+    }
+    reject_unknown_keys(entry, at, kLinkKeys, problems);
+    std::optional<NodeId> src;
+    std::optional<NodeId> dst;
+    if (entry.contains("src")) {
+      src = endpoints.read(entry["src"], at + "/src", problems);
+    } else {
+      problems.add(at, "missing 'src' (an NPU id or a switch name)");
+    }
+    if (entry.contains("dst")) {
+      dst = endpoints.read(entry["dst"], at + "/dst", problems);
+    } else {
+      problems.add(at, "missing 'dst' (an NPU id or a switch name)");
+    }
+    std::optional<double> latency = defaults.latency_us;
+    std::optional<double> bandwidth = defaults.bandwidth_GBps;
+    std::optional<bool> bidirectional = true;
+    if (entry.contains("latency_us")) latency = read_latency(entry["latency_us"], at + "/latency_us", problems);
+    if (entry.contains("bandwidth_GBps")) {
+      bandwidth = read_bandwidth(entry["bandwidth_GBps"], at + "/bandwidth_GBps", problems);
+    }
+    if (entry.contains("bidirectional")) bidirectional = read_bool(entry["bidirectional"], at + "/bidirectional", problems);
+    if (!src || !dst || !latency || !bandwidth || !bidirectional) continue;
+    if (*src == *dst) {
+      problems.add(at, "a link from " + topology.node_label(*src) + " to itself (self-loops are not allowed)");
+      continue;
+    }
+    add_directed(*src, *dst, *latency, *bandwidth, i);
+    if (*bidirectional) add_directed(*dst, *src, *latency, *bandwidth, i);
+  }
+}
+
+/// Nodes that no link touches, and switches that join fewer than two distinct nodes.
+void check_attachment(const Topology& topology, ProblemList& problems) {
+  constexpr std::size_t kListed = 8;
+  std::vector<NodeId> isolated;
+  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
+    if (topology.in_degree(npu) + topology.out_degree(npu) == 0) isolated.push_back(npu);
+  }
+  if (!isolated.empty()) {
+    std::string message = isolated.size() == 1 ? "NPU " : "NPUs ";
+    for (std::size_t i = 0; i < std::min(isolated.size(), kListed); ++i) {
+      if (i > 0) message += ", ";
+      message += std::to_string(isolated[i]);
+    }
+    if (isolated.size() > kListed) message += " and " + std::to_string(isolated.size() - kListed) + " more";
+    message += isolated.size() == 1 ? " has no links" : " have no links";
+    problems.add("/links", message);
+  }
+  for (NodeId node = topology.npu_count(); node < topology.node_count(); ++node) {
+    std::vector<NodeId> neighbours;
+    for (LinkId id : topology.out_links(node)) neighbours.push_back(topology.link(id).dst);
+    for (LinkId id : topology.in_links(node)) neighbours.push_back(topology.link(id).src);
+    std::sort(neighbours.begin(), neighbours.end());
+    neighbours.erase(std::unique(neighbours.begin(), neighbours.end()), neighbours.end());
+    const std::string at = "/switches/" + std::to_string(node - topology.npu_count());
+    if (neighbours.empty()) {
+      problems.add(at, topology.node_label(node) + " has no links");
+    } else if (neighbours.size() == 1) {
+      problems.add(at, topology.node_label(node) + " is linked only to " + topology.node_label(neighbours[0]) +
+                           "; a switch forwards between at least two nodes and is never a data endpoint");
+    }
+  }
+}
+
+GridLayout read_layout(const json& root, std::uint32_t npus, ProblemList& problems) {
+  GridLayout layout;
+  if (!root.contains("layout")) return layout;
+  const json& object = root["layout"];
+  if (!object.is_object()) {
+    problems.add("/layout", "must be an object with kind (torus or mesh) and dims (got " + describe_type(object) + ")");
+    return layout;
+  }
+  reject_unknown_keys(object, "/layout", kLayoutKeys, problems);
+  bool ok = true;
+  if (!object.contains("kind") || !object["kind"].is_string() ||
+      (object["kind"] != "torus" && object["kind"] != "mesh")) {
+    problems.add("/layout/kind", "must be \"torus\" or \"mesh\"");
+    ok = false;
+  }
+  if (!object.contains("dims") || !object["dims"].is_array() || object["dims"].empty() || object["dims"].size() > 16) {
+    problems.add("/layout/dims", "must be an array of 1 to 16 dimension sizes");
+    return layout;
+  }
+  std::uint64_t product = 1;
+  for (std::size_t d = 0; d < object["dims"].size(); ++d) {
+    auto size = read_integer(object["dims"][d], pointer_at("/layout/dims", d), 1, kMaxNpus, problems);
+    if (!size) {
+      ok = false;
+      continue;
+    }
+    product *= static_cast<std::uint64_t>(*size);
+    if (product > kMaxNpus) product = kMaxNpus + 1;
+    layout.dims.push_back(static_cast<int>(*size));
+  }
+  if (!ok) return {};
+  layout.wraps = object["kind"] == "torus";
+  if (product != npus) {
+    problems.add("/layout/dims", "the dimensions hold " + std::to_string(product) + " NPUs but the file has " +
+                                     std::to_string(npus));
+    return {};
+  }
+  return layout;
+}
+
+/// A layout is only kept when the links really form that grid: routing and the torus baselines
+/// rely on it.
+void check_layout_matches(const Topology& topology, ProblemList& problems) {
+  const GridLayout& layout = topology.layout;
+  if (!layout.is_grid()) return;
+  std::uint64_t expected_links = 0;
+  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
+    std::vector<int> c = layout.coords(npu);
+    for (std::size_t d = 0; d < layout.dims.size(); ++d) {
+      const int size = layout.dims[d];
+      for (int step : {+1, -1}) {
+        int next = c[d] + step;
+        if (layout.wraps) {
+          next = (next + size) % size;
+        } else if (next < 0 || next >= size) {
+          continue;
+        }
+        if (next == c[d] || (size == 2 && step == -1 && layout.wraps)) continue;
+        std::vector<int> n = c;
+        n[d] = next;
+        NodeId neighbour = layout.npu_at(n);
+        ++expected_links;
+        if (!topology.has_link(npu, neighbour)) {
+          problems.add("/layout", "the links do not form a " + layout.describe() + ": link " + std::to_string(npu) +
+                                      " -> " + std::to_string(neighbour) + " is missing");
+          return;
+        }
+      }
+    }
+  }
+  if (topology.switch_count() != 0 || expected_links != topology.link_count()) {
+    problems.add("/layout", "the links do not form a " + layout.describe() + ": the file has " +
+                                std::to_string(topology.link_count()) + " directed links, the grid " +
+                                std::to_string(expected_links) + (topology.switch_count() ? " and no switches" : ""));
+  }
+}
+
+FailureSet read_failures(const json& root, const EndpointReader& endpoints, const Topology& topology,
+                         ProblemList& problems) {
+  FailureSet failures;
+  if (!root.contains("failed")) return failures;
+  const json& object = root["failed"];
+  if (!object.is_object()) {
+    problems.add("/failed", "must be an object with npus and/or links (got " + describe_type(object) + ")");
+    return failures;
+  }
+  reject_unknown_keys(object, "/failed", kFailedKeys, problems);
+  if (object.contains("npus")) {
+    const json& list = object["npus"];
+    if (!list.is_array()) {
+      problems.add("/failed/npus", "must be an array of NPU ids (got " + describe_type(list) + ")");
+    } else {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string at = pointer_at("/failed/npus", i);
+        if (list[i].is_string()) {
+          problems.add(at, "'" + list[i].get<std::string>() +
+                               "' is not an NPU id; to fail a switch, list its links in /failed/links");
+          continue;
+        }
+        if (auto id = read_integer(list[i], at, 0, static_cast<std::int64_t>(topology.npu_count()) - 1, problems)) {
+          failures.npus.push_back(static_cast<NodeId>(*id));
+        }
+      }
+    }
+  }
+  if (object.contains("links")) {
+    const json& list = object["links"];
+    if (!list.is_array()) {
+      problems.add("/failed/links", "must be an array of [src, dst] pairs (got " + describe_type(list) + ")");
+      return failures;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string at = pointer_at("/failed/links", i);
+      const json& entry = list[i];
+      if (!entry.is_array() || entry.size() != 2) {
+        problems.add(at, "must be a [src, dst] pair of NPU ids or switch names (got " + describe_type(entry) + ")");
+        continue;
+      }
+      auto src = endpoints.read(entry[0], at + "/0", problems);
+      auto dst = endpoints.read(entry[1], at + "/1", problems);
+      if (!src || !dst) continue;
+      // A failed cable takes both directions with it; a one-way link fails alone.
+      bool forward = topology.has_link(*src, *dst);
+      bool backward = topology.has_link(*dst, *src);
+      if (!forward && !backward) {
+        problems.add(at, "there is no link between " + topology.node_label(*src) + " and " + topology.node_label(*dst));
+        continue;
+      }
+      if (forward) failures.links.emplace_back(*src, *dst);
+      if (backward) failures.links.emplace_back(*dst, *src);
+    }
+  }
+  return failures;
+}
+
+std::string describe_unreachable(const Topology& topology, NodeId from, NodeId to) {
+  return topology.node_label(from) + " cannot reach " + topology.node_label(to) +
+         " (every NPU must reach every other over directed links)";
+}
+
+}  // namespace
+
+json parse_json_text(const std::string& text, const std::string& source) {
+  if (nesting_depth(text) > kMaxJsonDepth) {
+    throw InputError(source, "", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                     " levels; a topology file needs far fewer");
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& error) {
+    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep what follows.
+    std::string message = error.what();
+    if (auto cut = message.find("] "); cut != std::string::npos) message = message.substr(cut + 2);
+    throw InputError(source, "", "invalid JSON: " + message);
+  }
+}
+
+Topology parse_topology(const std::string& text, const std::string& source) {
+  const json root = parse_json_text(text, source);
+  ProblemList problems(source);
+  if (!root.is_object()) {
+    throw InputError(source, "", "a topology file must hold a JSON object (got " + describe_type(root) + ")");
+  }
+  reject_unknown_keys(root, "", kTopLevelKeys, problems);
+
+  std::string name;
+  std::string description;
+  if (root.contains("name")) name = read_string(root["name"], "/name", problems).value_or("");
+  if (root.contains("description")) description = read_string(root["description"], "/description", problems).value_or("");
+  const LinkDefaults defaults = read_defaults(root, problems);
+
+  std::optional<std::int64_t> npus;
+  if (!root.contains("npus")) {
+    problems.add("/npus", "missing: the number of NPUs (an integer >= 2)");
+  } else {
+    npus = read_integer(root["npus"], "/npus", 2, static_cast<std::int64_t>(kMaxNpus), problems);
+  }
+  const bool has_links = root.contains("links");
+  const bool has_generator = root.contains("generator");
+  if (has_links && has_generator) problems.add("", "give either 'links' or 'generator', not both");
+  if (!has_links && !has_generator) problems.add("", "missing 'links' (or a 'generator' in their place)");
+  if (has_generator && root.contains("switches")) {
+    problems.add("/switches", "not allowed with a 'generator': the generator names its own switches");
+  }
+  std::vector<std::string> switch_names = has_generator ? std::vector<std::string>{} : read_switch_names(root, problems);
+  // Nothing below can be checked meaningfully without a valid NPU count and link source.
+  problems.throw_if_any();
+
+  Topology topology;
+  if (has_generator) {
+    topology = generate_topology(root["generator"], defaults, source, "/generator");
+    if (topology.npu_count() != static_cast<std::uint64_t>(*npus)) {
+      problems.add("/npus", std::to_string(*npus) + " does not match the " + std::to_string(topology.npu_count()) +
+                                " NPUs the generator builds");
+    }
+  } else {
+    topology = Topology(static_cast<std::uint32_t>(*npus), switch_names);
+  }
+  if (!name.empty()) topology.name = name;
+  if (!description.empty()) topology.description = description;
+
+  std::map<std::string, NodeId> switch_ids;
+  for (NodeId node = topology.npu_count(); node < topology.node_count(); ++node) {
+    switch_ids.emplace(topology.switch_name(node), node);
+  }
+  const EndpointReader endpoints{topology.npu_count(), switch_ids, topology.switch_names()};
+  if (has_links) {
+    read_links(root["links"], defaults, endpoints, topology, problems);
+    GridLayout layout = read_layout(root, topology.npu_count(), problems);
+    if (!problems.empty()) problems.throw_if_any();
+    topology.layout = layout;
+    check_layout_matches(topology, problems);
+  } else if (root.contains("layout")) {
+    problems.add("/layout", "not allowed with a 'generator': the generator sets the layout");
+  }
+  check_attachment(topology, problems);
+  FailureSet failures = read_failures(root, endpoints, topology, problems);
+  problems.throw_if_any();
+
+  NodeId from = kNoNode;
+  NodeId to = kNoNode;
+  if (!npus_strongly_connected(topology, &from, &to)) {
+    throw InputError(source, has_links ? "/links" : "/generator", describe_unreachable(topology, from, to));
+  }
+  if (failures.npus.empty() && failures.links.empty()) return topology;
+  Topology survivors = apply_failures(topology, failures, source, "/failed");
+  if (survivors.npu_count() < 2) {
+    throw InputError(source, "/failed/npus", "only " + std::to_string(survivors.npu_count()) +
+                                                 " NPU survives the failures; a collective needs at least 2");
+  }
+  return survivors;
+}
+
+Topology load_topology(const std::string& path) { return parse_topology(read_file(path), path); }
+
+json topology_to_json(const Topology& topology) {
+  // The most common attributes become the defaults, so a homogeneous network's links stay short.
+  std::map<std::pair<double, double>, std::size_t> popularity;
+  for (const Link& link : topology.links()) ++popularity[{link.latency_us, link.bandwidth_GBps}];
+  std::pair<double, double> common{0.5, 50.0};
+  std::size_t best = 0;
+  for (const auto& [attributes, count] : popularity) {
+    if (count > best) {
+      best = count;
+      common = attributes;
+    }
+  }
+
+  json root = json::object();
+  root["name"] = topology.name;
+  if (!topology.description.empty()) root["description"] = topology.description;
+  root["defaults"] = {{"latency_us", common.first}, {"bandwidth_GBps", common.second}};
+  root["npus"] = topology.npu_count();
+  if (topology.switch_count() > 0) root["switches"] = topology.switch_names();
+  if (topology.layout.is_grid()) {
+    root["layout"] = {{"kind", topology.layout.wraps ? "torus" : "mesh"}, {"dims", topology.layout.dims}};
+  }
+  auto endpoint = [&](NodeId node) -> json {
+    if (topology.is_npu(node)) return node;
+    return topology.switch_name(node);
+  };
+  json links = json::array();
+  std::vector<char> written(topology.link_count(), 0);
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    if (written[id]) continue;
+    const Link& link = topology.link(id);
+    json entry = {{"src", endpoint(link.src)}, {"dst", endpoint(link.dst)}};
+    LinkId reverse = topology.find_link(link.dst, link.src);
+    const bool duplex = reverse != kNoLink && !written[reverse] &&
+                        topology.link(reverse).latency_us == link.latency_us &&
+                        topology.link(reverse).bandwidth_GBps == link.bandwidth_GBps;
+    if (duplex) {
+      written[reverse] = 1;
+    } else {
+      entry["bidirectional"] = false;
+    }
+    if (link.latency_us != common.first) entry["latency_us"] = link.latency_us;
+    if (link.bandwidth_GBps != common.second) entry["bandwidth_GBps"] = link.bandwidth_GBps;
+    written[id] = 1;
+    links.push_back(std::move(entry));
+  }
+  root["links"] = std::move(links);
+  return root;
+}
+
+std::string topology_to_text(const Topology& topology) {
+  // Written by hand rather than by dump(2): fields in reading order and one link per line keep a
+  // 16K-NPU file readable and diffable.
+  const json document = topology_to_json(topology);
+  auto inline_object = [](const json& object, const std::vector<std::string>& order) {
+    std::string text = "{";
+    for (const std::string& key : order) {
+      if (!object.contains(key)) continue;
+      if (text.size() > 1) text += ", ";
+      text += json(key).dump() + ": " + object[key].dump();
+    }
+    return text + "}";
+  };
+  std::string text = "{\n";
+  for (const char* key : {"name", "description"}) {
+    if (document.contains(key)) text += "  " + json(key).dump() + ": " + document[key].dump() + ",\n";
+  }
+  text += "  \"defaults\": " + inline_object(document["defaults"], kDefaultsKeys) + ",\n";
+  text += "  \"npus\": " + document["npus"].dump() + ",\n";
+  if (document.contains("switches")) text += "  \"switches\": " + document["switches"].dump() + ",\n";
+  if (document.contains("layout")) text += "  \"layout\": " + inline_object(document["layout"], kLayoutKeys) + ",\n";
+  text += "  \"links\": [";
+  const json& links = document["links"];
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    text += (i == 0 ? "\n    " : ",\n    ") + inline_object(links[i], kLinkKeys);
+  }
+  text += links.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return text;
+}
+}  // namespace tenet
