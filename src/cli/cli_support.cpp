@@ -5,6 +5,12 @@
 #include <iostream>
 
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "tenet/common/units.hpp"
+#include "tenet/topology/topology_json.hpp"
+#include "tenet/topology/transforms.hpp"
 
 namespace tenet::cli {
 
@@ -46,6 +52,36 @@ std::unique_ptr<tbb::global_control> limit_threads(int threads) {
   return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
                                                static_cast<std::size_t>(threads));
 }
+
+void add_collective_options(CLI::App* command, CollectiveOptions& options, bool chunks) {
+  command->add_option("-t,--topology", options.topology, "Topology file (JSON)")->required();
+  command->add_option("-c,--collective", options.collective, "allgather, reducescatter or allreduce (default allreduce)");
+  command->add_option("--size", options.size, "Collective size n, e.g. 64MiB or 1GB (default 64MiB)");
+  command->add_option("--members", options.members,
+                      "Run a sub-collective among these NPUs (file ids), e.g. 0-3,8; the others only forward");
+  if (chunks) {
+    command->add_option("--chunks-per-npu", options.chunks_per_npu, "Chunks each NPU's block is cut into (default 1)")
+        ->check(CLI::Range(1u, 1u << 16));
+  }
+}
+
+LoadedCollective load_collective(const CollectiveOptions& options) {
+  Collective collective;
+  collective.kind = parse_collective(options.collective, "--collective");
+  collective.size_bytes = parse_size(options.size, "--size");
+  collective.chunks_per_npu = options.chunks_per_npu;
+  Topology topology = load_topology(options.topology);
+  if (!options.members.empty()) collective.members = parse_members(options.members, topology, "--members");
+  return {std::move(topology), std::move(collective)};
+}
+
+double peak_memory_MiB() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
 std::string fixed(double value, int decimals) {
   char text[64];

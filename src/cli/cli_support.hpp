@@ -9,6 +9,9 @@
 #include <nlohmann/json_fwd.hpp>
 #include <tbb/global_control.h>
 
+#include "tenet/collective.hpp"
+#include "tenet/topology/topology.hpp"
+
 namespace tenet::cli {
 
 /// Prints one JSON document on stdout, pretty-printed, with a final newline.
@@ -43,7 +46,34 @@ void add_threads_option(CLI::App* command, int& threads);
 /// Caps TBB's worker threads for the lifetime of the returned object (nothing when threads == 0).
 std::unique_ptr<tbb::global_control> limit_threads(int threads);
 
+/// The options every collective-running subcommand shares.
+struct CollectiveOptions {
+  std::string topology;
+  std::string collective = "allreduce";
+  std::string size = "64MiB";
+  std::uint32_t chunks_per_npu = 1;
+  std::string members;
+};
+
+/// Adds -t/--topology, -c/--collective, --size, --members and (when `chunks`) --chunks-per-npu.
+void add_collective_options(CLI::App* command, CollectiveOptions& options, bool chunks);
+
+/// The topology and the collective the options describe; InputError for anything wrong.
+struct LoadedCollective {
+  Topology topology;
+  Collective collective;
+};
+LoadedCollective load_collective(const CollectiveOptions& options);
+
+/// Peak resident memory of this process so far, MiB.
+double peak_memory_MiB();
+
+/// True when stderr is a terminal: progress lines go there only then.
+bool stderr_is_terminal();
+
 /// Registers the subcommands of each file.
 void register_topo_command(CLI::App& app);
+void register_synth_command(CLI::App& app);
+void register_verify_command(CLI::App& app);
 
 }  // namespace tenet::cli

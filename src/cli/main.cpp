@@ -17,7 +17,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tenet ") + TENET_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
+  tenet::cli::register_synth_command(app);
   tenet::cli::register_topo_command(app);
+  tenet::cli::register_verify_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 #include "tenet/sim/bounds.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 #include <limits>
 
 #include "tenet/common/units.hpp"
@@ -26,6 +28,43 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, c
   }
   bound.latency_us = diameter.latency_us;
   bound.total_us = std::max(bound.ingress_us, bound.latency_us);
+  return bound;
+}
+
+double chunked_lower_bound_us(const Topology& topology, const Collective& collective) {
+  const std::vector<NodeId> participants = collective.participants(topology);
+  const double members = static_cast<double>(participants.size());
+  const double chunk_count = members * collective.chunks_per_npu;
+  const double chunk_bytes = static_cast<double>(collective.size_bytes) / chunk_count;
+  double needed = (members - 1.0) * collective.chunks_per_npu;
+  if (collective.kind == CollectiveKind::kAllReduce) needed *= 2.0;
+
+  double bound = 0.0;
+  std::vector<double> taus;
+  for (NodeId npu : participants) {
+    taus.clear();
+    for (LinkId id : topology.in_links(npu)) {
+      const Link& link = topology.link(id);
+      taus.push_back(link_time_us(chunk_bytes, link.latency_us, link.bandwidth_GBps));
+    }
+    if (taus.empty()) continue;
+    auto delivered_by = [&](double time) {
+      double count = 0.0;
+      for (double tau : taus) count += std::floor(time / tau);
+      return count;
+    };
+    // Bisect for the earliest time the in-links can have delivered `needed` chunks, then snap to
+    // the link period where the count last rose: the exact answer is always such a multiple.
+    double low = 0.0;
+    double high = needed * *std::min_element(taus.begin(), taus.end());
+    for (int step = 0; step < 100 && high - low > 1e-12 * high; ++step) {
+      const double middle = 0.5 * (low + high);
+      (delivered_by(middle) >= needed ? high : low) = middle;
+    }
+    double exact = 0.0;
+    for (double tau : taus) exact = std::max(exact, std::floor(high / tau * (1.0 + 1e-12)) * tau);
+    bound = std::max(bound, exact);
+  }
   return bound;
 }
 

@@ -1,5 +1,8 @@
 #include "tenet/topology/topology.hpp"
 
+#include <bit>
+#include <cstdio>
+
 #include "tenet/common/error.hpp"
 
 namespace tenet {
@@ -104,6 +107,32 @@ double Topology::egress_bandwidth_GBps(NodeId node) const {
   double total = 0.0;
   for (auto [it, end] = boost::out_edges(node, graph_); it != end; ++it) total += links_[graph_[*it].id].bandwidth_GBps;
   return total;
+}
+
+std::string Topology::fingerprint() const {
+  // FNV-1a over the structure; doubles by their bit patterns, so any change of value shows.
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  auto mix = [&hash](std::uint64_t value) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= (value >> (8 * byte)) & 0xff;
+      hash *= 0x100000001b3ull;
+    }
+  };
+  mix(npu_count_);
+  for (const std::string& switch_name_text : switch_names_) {
+    for (char c : switch_name_text) mix(static_cast<unsigned char>(c));
+    mix(0xff);
+  }
+  for (const Link& link : links_) {
+    mix(link.src);
+    mix(link.dst);
+    mix(std::bit_cast<std::uint64_t>(link.latency_us));
+    mix(std::bit_cast<std::uint64_t>(link.bandwidth_GBps));
+  }
+  for (NodeId npu = 0; npu < npu_count_; ++npu) mix(original_npu_id(npu));
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
 }
 
 Adjacency::Adjacency(const Topology& topology) {

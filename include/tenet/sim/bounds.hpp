@@ -22,7 +22,16 @@ struct LowerBound {
   double total_us = 0.0;  ///< max(ingress_us, latency_us)
 };
 
-/// `diameter` is passed in so that callers bounding many sizes compute it once.
+/// `diameter` is passed in so that callers bounding many sizes compute it once. For a
+/// sub-collective it must be the diameter among the members (compute_diameter with them).
 LowerBound lower_bound(const Topology& topology, const Collective& collective, const Diameter& diameter);
+
+/// A bound for schedules in the synthesizer's model, where every transfer carries one chunk
+/// (size / (members * chunks_per_npu) bytes) and a link carries one transfer at a time, each
+/// paying the link's alpha: participant v must receive R chunks (R = (m-1)k, twice that for
+/// all-reduce), in-link l delivers one per tau_l = alpha_l + chunk / bandwidth_l, so v needs the
+/// earliest T with sum over l of floor(T / tau_l) >= R. Tighter than lower_bound when chunks are
+/// few and alphas matter; not a bound for baselines that send whole blocks at one alpha.
+double chunked_lower_bound_us(const Topology& topology, const Collective& collective);
 
 }  // namespace tenet

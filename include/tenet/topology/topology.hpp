@@ -99,6 +99,10 @@ class Topology {
 
   const Graph& graph() const { return graph_; }
 
+  /// 16 hex digits identifying the network (NPU count, switch names, links and their attributes,
+  /// original ids), so a schedule can tell it is being used with a different topology.
+  std::string fingerprint() const;
+
   /// Name and description as in the topology file.
   std::string name;
   std::string description;

@@ -1,0 +1,36 @@
+#pragma once
+// The result object of DESIGN.md's JSON contract: one collective run by one algorithm.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tenet/collective.hpp"
+
+namespace tenet {
+
+struct CollectiveResult {
+  std::string algorithm;          ///< "synth" or a baseline's name
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  std::uint32_t npus = 0;         ///< participants
+  std::uint64_t size_bytes = 0;
+  double time_us = 0.0;
+  double lower_bound_us = 0.0;
+  bool verified = false;
+  bool applicable = true;         ///< false: the algorithm does not apply; `reason` says why
+  std::string reason;
+  std::optional<double> synthesis_ms;          ///< synth only
+  std::optional<std::uint64_t> transfers;
+  /// Anything else worth reporting (chunks_per_npu, unwind_degree, seed, notes, ...).
+  nlohmann::json extra = nlohmann::json::object();
+
+  double algbw_GBps() const { return time_us > 0.0 ? static_cast<double>(size_bytes) / time_us / 1e3 : 0.0; }
+};
+
+/// The DESIGN.md result object: algorithm, collective, npus, size_bytes, time_us, algbw_GBps,
+/// lower_bound_us, verified (+ synthesis_ms, transfers, applicable/reason, and the extras).
+nlohmann::json result_to_json(const CollectiveResult& result);
+
+}  // namespace tenet

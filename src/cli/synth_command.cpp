@@ -1,0 +1,139 @@
+// `tenet synth`: synthesize, verify, report, and write the schedule.
+
+#include <chrono>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "tenet/common/atomic_file.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
+#include "tenet/io/result.hpp"
+#include "tenet/io/schedule_json.hpp"
+#include "tenet/sim/bounds.hpp"
+#include "tenet/synth/synthesizer.hpp"
+#include "tenet/topology/analysis.hpp"
+#include "tenet/verify/verifier.hpp"
+
+namespace tenet::cli {
+namespace {
+
+struct SynthCommandOptions {
+  CollectiveOptions collective;
+  std::string policy = "tenet";
+  std::uint64_t seed = 1;
+  std::uint32_t restarts = 1;
+  std::uint32_t unwind_degree = 0;
+  int threads = 0;
+  std::string output;
+  bool json = false;
+};
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void run_synth(const SynthCommandOptions& options) {
+  auto thread_limit = limit_threads(options.threads);
+  SynthOptions synth_options;
+  synth_options.policy = parse_synth_policy(options.policy, "--policy");
+  synth_options.seed = options.seed;
+  synth_options.restarts = options.restarts;
+  synth_options.unwind_degree = options.unwind_degree;
+  if (!options.output.empty() && !ends_with(options.output, ".json")) {
+    throw InputError("", "--output", "'" + options.output + "': tenet writes schedules as .json");
+  }
+  const LoadedCollective loaded = load_collective(options.collective);
+  const Topology& topology = loaded.topology;
+  const Collective& collective = loaded.collective;
+
+  if (stderr_is_terminal() && !options.json) {
+    std::cerr << "synthesizing " << collective_name(collective.kind) << " on " << topology.npu_count() << " NPUs...\r"
+              << std::flush;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  SynthResult result = synthesize(topology, collective, synth_options);
+  const double synthesis_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  const VerifyResult verdict = verify_schedule(result.synthesis_topology, result.schedule);
+  if (stderr_is_terminal() && !options.json) std::cerr << std::string(60, ' ') << "\r" << std::flush;
+
+  const std::vector<NodeId> participants = collective.participants(topology);
+  const Diameter diameter = compute_diameter(topology, collective.members);
+  const LowerBound bound = lower_bound(topology, collective, diameter);
+  const double chunked_bound = chunked_lower_bound_us(topology, collective);
+
+  CollectiveResult report;
+  report.algorithm = "synth";
+  report.collective = collective.kind;
+  report.npus = static_cast<std::uint32_t>(participants.size());
+  report.size_bytes = collective.size_bytes;
+  report.time_us = result.time_us;
+  report.lower_bound_us = bound.total_us;
+  report.verified = verdict.ok;
+  report.synthesis_ms = synthesis_ms;
+  report.transfers = result.schedule.size();
+  report.extra = {{"chunks_per_npu", collective.chunks_per_npu},
+                  {"chunked_lower_bound_us", chunked_bound},
+                  {"policy", options.policy},
+                  {"seed", result.seed},
+                  {"unwind_degree", result.unwind_degree},
+                  {"topology", topology.name}};
+  if (!verdict.ok) report.extra["verify_error"] = verdict.error;
+  report.extra["peak_memory_MiB"] = peak_memory_MiB();
+
+  if (verdict.ok && !options.output.empty()) {
+    Schedule& schedule = result.schedule;
+    // Links of an unwound topology do not exist in the user's file: there the transfers are routed.
+    if (result.unwind_degree != 0) schedule.forget_links();
+    write_file_atomically(options.output, schedule_to_text(schedule, topology));
+  }
+
+  if (options.json) {
+    print_json(result_to_json(report));
+  } else {
+    Table facts({"synth", collective_name(collective.kind) + " of " + format_size(collective.size_bytes) + " on " +
+                              topology.name + ", " + std::to_string(participants.size()) + " NPUs, " +
+                              std::to_string(collective.chunks_per_npu) + " chunk(s) per NPU"},
+                false);
+    facts.add_row({"time", format_time_us(result.time_us)});
+    facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
+    facts.add_row({"lower bound", format_time_us(bound.total_us) + " (time / bound " +
+                                      fixed(result.time_us / bound.total_us, 3) + ")"});
+    facts.add_row({"chunked bound", format_time_us(chunked_bound) + " (time / bound " +
+                                        fixed(result.time_us / chunked_bound, 3) + ")"});
+    facts.add_row({"transfers", std::to_string(result.schedule.size())});
+    facts.add_row({"synthesis", format_time_us(synthesis_ms * 1e3)});
+    if (result.unwind_degree != 0) facts.add_row({"switches", "unwound at degree " + std::to_string(result.unwind_degree)});
+    facts.add_row({"verified", verdict.ok ? "yes" : "NO: " + verdict.error});
+    if (verdict.ok && !options.output.empty()) facts.add_row({"wrote", options.output});
+    std::cout << facts.render();
+  }
+  // A schedule that fails verification is a bug in tenet: say so through the exit code too.
+  if (!verdict.ok) throw Exit{static_cast<int>(ExitStatus::kFailure)};
+}
+
+}  // namespace
+
+void register_synth_command(CLI::App& app) {
+  auto options = std::make_shared<SynthCommandOptions>();
+  CLI::App* synth = app.add_subcommand(
+      "synth",
+      "Synthesize a topology-aware collective (TACOS-style time-expanded network with greedy link-chunk\n"
+      "matching), verify it, print a summary, and write the schedule (-o schedule.json)");
+  add_collective_options(synth, options->collective, true);
+  synth->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos (the paper's)");
+  synth->add_option("--seed", options->seed, "Random seed (default 1): the same seed gives the same schedule");
+  synth->add_option("--restarts", options->restarts, "Seeds tried in parallel, the best kept (default 1)")
+      ->check(CLI::Range(1u, 1024u));
+  synth->add_option("--unwind-degree", options->unwind_degree,
+                    "Switch unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
+      ->check(CLI::Range(0u, 4096u));
+  synth->add_option("-o,--output", options->output, "Write the schedule (.json)");
+  synth->add_flag("--json", options->json, "Print one JSON result object instead of the table");
+  add_threads_option(synth, options->threads);
+  synth->callback([options] { run_synth(*options); });
+}
+
+}  // namespace tenet::cli

@@ -1,0 +1,558 @@
+// The time-expanded-network all-gather engine (TACOS Sec. IV-D to IV-F).
+//
+// Model. Time advances from event to event; an event is a time when some transfer ends. At an
+// event, every destination NPU that has a free in-link and might have something to receive (a
+// link into it just freed, or a neighbour behind an idle link just received data) is "dirty", and
+// each dirty destination matches its free in-links to chunks: link u->v may carry a chunk u holds
+// and v neither holds nor already has on the way. A link carries one chunk at a time, for
+// alpha + chunk / bandwidth, rounded up to a picosecond.
+//
+// Parallelism without nondeterminism. Link u->v only feeds v, so destinations never compete:
+// within one event every dirty destination is matched independently against state frozen at the
+// event (what every NPU holds), writing only its own in-flight bits and in-link slots. Each draws
+// its randomness from (seed, event, destination). Results are merged in destination order, so the
+// schedule is byte-identical for any thread count.
+//
+// Cost. Per NPU two bitsets over chunks (held; held or on the way), so memory is 2 * NPUs * chunks
+// bits plus the transfers themselves (24 bytes each). Each forward's dependency (the transfer that
+// brought its chunk) is found at the end, NPU by NPU, rather than looked up in an (NPU, chunk)
+// table while matching: that lookup was a cache miss per transfer and half the run time. A match scans words of
+// held(u) & ~have(v) from a random place and stops at the first few candidates; nothing is p x p
+// except those unavoidable per-(NPU, chunk) facts, and no allocation happens per event.
+//
+// Relays. An NPU outside the members still asks for every chunk (its in-links compete with
+// nothing: a link feeds only its destination), so members can be reached through it; deliveries
+// to a relay that it never forwards are pruned at the end.
+
+#include "all_gather_engine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <queue>
+#include <stdexcept>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "tenet/common/random.hpp"
+#include "tenet/common/units.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+/// Candidates a link compares by rarity before it settles; more finds rarer chunks, costs more.
+constexpr int kRaritySample = 8;
+/// Faster sources remembered per link: enough for a node's group-mates on hierarchical networks.
+constexpr std::size_t kFasterSourceBudget = 64;
+/// Candidates a link looks at in all (beaten by a faster path or not) before it gives up.
+constexpr int kExamineBudget = 256;
+
+struct FreeLink {
+  LinkId link;
+  Tick ticks;
+  std::uint64_t tie_break;
+};
+
+/// Per-thread scratch, sized once.
+struct Scratch {
+  std::vector<FreeLink> free_links;
+  std::vector<ChunkId> wanted;
+};
+
+class Engine {
+ public:
+  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed)
+      : topology_(*problem.topology),
+        adjacency_(*problem.topology),
+        policy_(policy),
+        seed_(seed),
+        nodes_(problem.topology->npu_count()),
+        chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
+        words_((chunks_ + 63) / 64),
+        summary_words_((words_ + 63) / 64) {
+    const std::size_t slots = static_cast<std::size_t>(nodes_) * words_;
+    holds_.assign(slots, 0);
+    have_.assign(slots, 0);
+    // Bits past the last chunk count as had, so "wanted" never sees them.
+    const std::uint64_t tail = chunks_ % 64 == 0 ? 0 : ~std::uint64_t{0} << (chunks_ % 64);
+    for (NodeId v = 0; v < nodes_; ++v) have_[static_cast<std::size_t>(v) * words_ + words_ - 1] |= tail;
+    held_count_.assign(nodes_, 0);
+    have_count_.assign(nodes_, 0);
+    is_member_.assign(nodes_, 0);
+    for (NodeId member : problem.members) is_member_[member] = 1;
+    members_unfinished_ = static_cast<std::uint32_t>(problem.members.size());
+    for (ChunkId chunk = 0; chunk < chunks_; ++chunk) {
+      NodeId owner = problem.members[chunk / problem.chunks_per_member];
+      set_bit(holds_, owner, chunk);
+      set_bit(have_, owner, chunk);
+      ++held_count_[owner];
+      ++have_count_[owner];
+    }
+    for (NodeId member : problem.members) {
+      if (held_count_[member] == chunks_) --members_unfinished_;
+    }
+    want_words_.assign(static_cast<std::size_t>(nodes_) * summary_words_, 0);
+    for (NodeId v = 0; v < nodes_; ++v) {
+      for (std::size_t w = 0; w < words_; ++w) {
+        if (have_[static_cast<std::size_t>(v) * words_ + w] != ~std::uint64_t{0}) {
+          want_words_[static_cast<std::size_t>(v) * summary_words_ + w / 64] |= std::uint64_t{1} << (w % 64);
+        }
+      }
+    }
+    link_ticks_.resize(topology_.link_count());
+    for (LinkId id = 0; id < topology_.link_count(); ++id) {
+      const Link& link = topology_.link(id);
+      double us = link_time_us(problem.chunk_bytes, link.latency_us, link.bandwidth_GBps);
+      link_ticks_[id] = std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
+    }
+    find_faster_sources();
+    link_free_at_.assign(topology_.link_count(), 0);
+    link_inflight_.assign(topology_.link_count(), kNotDelivered);
+    arrivals_.init(link_ticks_);
+    gained_.assign(nodes_, 0);
+    link_idle_.assign(topology_.link_count(), 0);
+    match_count_.assign(nodes_, 0);
+    match_slots_.resize(topology_.link_count());
+    dirty_stamp_.assign(nodes_, 0);
+  }
+
+  AllGatherTrace run() {
+    Tick now = 0;
+    std::uint64_t event = 0;
+    for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
+    while (members_unfinished_ > 0) {
+      match_all(event, now);
+      if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
+      now = arrivals_.next_time();
+      ++event;
+      ++stamp_;
+      arrived_links_.clear();
+      arrivals_.pop_all(now, arrived_links_);
+      for (LinkId id : arrived_links_) mark_dirty(topology_.link(id).dst);
+      arrive_all(now);
+    }
+    AllGatherTrace trace;
+    trace.finish = now;
+    trace.link_ticks = std::move(link_ticks_);
+    trace.chunk_count = chunks_;
+    link_feeders();
+    prune_unforwarded(trace);
+    return trace;
+  }
+
+ private:
+  /// Transfers in flight, bucketed by their link's chunk time: within a bucket ends arrive in the
+  /// order they were pushed, so the next event is the least of a few bucket heads and no heap
+  /// is needed. Networks have a handful of distinct link times.
+  class ArrivalQueues {
+   public:
+    void init(const std::vector<Tick>& link_ticks) {
+      std::vector<Tick> distinct(link_ticks);
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      bucket_of_link_.resize(link_ticks.size());
+      for (std::size_t id = 0; id < link_ticks.size(); ++id) {
+        bucket_of_link_[id] = static_cast<std::uint32_t>(
+            std::lower_bound(distinct.begin(), distinct.end(), link_ticks[id]) - distinct.begin());
+      }
+      buckets_.assign(distinct.size(), {});
+      heads_.assign(distinct.size(), 0);
+    }
+    void push(LinkId link, Tick end) {
+      buckets_[bucket_of_link_[link]].push_back({end, link});
+      ++size_;
+    }
+    bool empty() const { return size_ == 0; }
+    Tick next_time() const {
+      Tick next = std::numeric_limits<Tick>::max();
+      for (std::size_t b = 0; b < buckets_.size(); ++b) {
+        if (heads_[b] < buckets_[b].size()) next = std::min(next, buckets_[b][heads_[b]].first);
+      }
+      return next;
+    }
+    void pop_all(Tick time, std::vector<LinkId>& out) {
+      for (std::size_t b = 0; b < buckets_.size(); ++b) {
+        auto& bucket = buckets_[b];
+        std::size_t& head = heads_[b];
+        while (head < bucket.size() && bucket[head].first == time) {
+          out.push_back(bucket[head].second);
+          ++head;
+          --size_;
+        }
+        // Reclaim the consumed front now and then, so memory tracks transfers in flight only.
+        if (head > 4096 && head * 2 > bucket.size()) {
+          bucket.erase(bucket.begin(), bucket.begin() + static_cast<std::ptrdiff_t>(head));
+          head = 0;
+        }
+      }
+    }
+
+   private:
+    std::vector<std::uint32_t> bucket_of_link_;
+    std::vector<std::vector<std::pair<Tick, LinkId>>> buckets_;
+    std::vector<std::size_t> heads_;
+    std::size_t size_ = 0;
+  };
+
+  /// Lands every transfer ending at `now`. Each destination's arrivals touch only its own state,
+  /// so they run in parallel; waking the idle links out of NPUs that gained data is sequential.
+  void arrive_all(Tick now) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 64), [&](const auto& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) arrive_at(dirty_[i], now);
+    });
+    const std::size_t landed = dirty_.size();
+    for (std::size_t i = 0; i < landed; ++i) {
+      const NodeId v = dirty_[i];
+      if (!gained_[v]) continue;
+      gained_[v] = 0;
+      if (held_count_[v] == chunks_ && is_member_[v]) --members_unfinished_;
+      for (LinkId id : adjacency_.out(v)) {
+        if (link_idle_[id]) mark_dirty(topology_.link(id).dst);
+      }
+    }
+  }
+
+  void arrive_at(NodeId v, Tick now) {
+    for (LinkId id : adjacency_.in(v)) {
+      const std::uint32_t index = link_inflight_[id];
+      if (index == kNotDelivered || link_free_at_[id] != now) continue;
+      link_inflight_[id] = kNotDelivered;
+      const ChunkId chunk = transfers_[index].chunk;
+      set_bit(holds_, v, chunk);
+      ++held_count_[v];
+      gained_[v] = 1;
+    }
+  }
+
+  static std::size_t word_of(ChunkId chunk) { return chunk / 64; }
+  static std::uint64_t mask_of(ChunkId chunk) { return std::uint64_t{1} << (chunk % 64); }
+  bool test_bit(const std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) const {
+    return (bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] & mask_of(chunk)) != 0;
+  }
+  void set_bit(std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) {
+    bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] |= mask_of(chunk);
+  }
+
+  void mark_dirty(NodeId v) {
+    if (dirty_stamp_[v] == stamp_ + 1) return;
+    dirty_stamp_[v] = stamp_ + 1;
+    dirty_.push_back(v);
+  }
+
+  void match_all(std::uint64_t event, Tick now) {
+    std::sort(dirty_.begin(), dirty_.end());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 16), [&](const auto& range) {
+      Scratch& scratch = scratch_.local();
+      for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, now, scratch);
+    });
+    for (NodeId v : dirty_) {
+      const std::uint32_t base = adjacency_.in_offsets[v];
+      for (std::uint32_t k = 0; k < match_count_[v]; ++k) {
+        const MatchedTransfer& match = match_slots_[base + k];
+        const Tick end = now + link_ticks_[match.link];
+        link_free_at_[match.link] = end;
+        link_inflight_[match.link] = static_cast<std::uint32_t>(transfers_.size());
+        arrivals_.push(match.link, end);
+        transfers_.push_back(match);
+      }
+    }
+    dirty_.clear();
+  }
+
+  /// Matches v's free in-links at `now`. Writes only v's have-bits, v's in-links' idle flags and
+  /// v's block of match slots.
+  void match_destination(NodeId v, std::uint64_t event, Tick now, Scratch& scratch) {
+    match_count_[v] = 0;
+    scratch.free_links.clear();
+    Rng rng(mix_seed(mix_seed(seed_, event), v));
+    for (LinkId id : adjacency_.in(v)) {
+      if (link_free_at_[id] <= now) scratch.free_links.push_back({id, link_ticks_[id], rng.next()});
+    }
+    if (scratch.free_links.empty()) return;
+    if (have_count_[v] == chunks_) {
+      for (const FreeLink& free : scratch.free_links) link_idle_[free.link] = 1;
+      return;
+    }
+    std::sort(scratch.free_links.begin(), scratch.free_links.end(), [](const FreeLink& a, const FreeLink& b) {
+      return a.ticks != b.ticks ? a.ticks < b.ticks : a.tie_break < b.tie_break;
+    });
+    if (policy_ == SynthPolicy::kTacos) {
+      match_by_postcondition(v, now, rng, scratch);
+    } else {
+      for (const FreeLink& free : scratch.free_links) {
+        const ChunkId chunk = have_count_[v] == chunks_ ? kNoChunk : best_offer(free.link, v, rng);
+        if (chunk == kNoChunk) {
+          link_idle_[free.link] = 1;
+          continue;
+        }
+        record(v, free.link, chunk, now);
+      }
+    }
+  }
+
+  void record(NodeId v, LinkId link, ChunkId chunk, Tick now) {
+    set_bit(have_, v, chunk);
+    if (have_[static_cast<std::size_t>(v) * words_ + word_of(chunk)] == ~std::uint64_t{0}) {
+      want_words_[static_cast<std::size_t>(v) * summary_words_ + word_of(chunk) / 64] &=
+          ~(std::uint64_t{1} << (word_of(chunk) % 64));
+    }
+    ++have_count_[v];
+    link_idle_[link] = 0;
+    match_slots_[adjacency_.in_offsets[v] + match_count_[v]++] = {now, link, chunk, kNotDelivered};
+  }
+
+  /// The paper's order: every chunk v still wants, shuffled; each goes to the cheapest free
+  /// in-link whose source holds it (links are pre-sorted cheapest first, random among equals).
+  void match_by_postcondition(NodeId v, Tick now, Rng& rng, Scratch& scratch) {
+    scratch.wanted.clear();
+    const std::size_t base = static_cast<std::size_t>(v) * words_;
+    for (std::size_t w = 0; w < words_; ++w) {
+      for (std::uint64_t bits = ~have_[base + w]; bits != 0; bits &= bits - 1) {
+        scratch.wanted.push_back(static_cast<ChunkId>(w * 64 + std::countr_zero(bits)));
+      }
+    }
+    for (std::size_t i = scratch.wanted.size(); i > 1; --i) std::swap(scratch.wanted[i - 1], scratch.wanted[rng.below(i)]);
+    std::size_t unassigned = scratch.free_links.size();
+    for (ChunkId chunk : scratch.wanted) {
+      if (unassigned == 0) break;
+      for (FreeLink& free : scratch.free_links) {
+        if (free.link == kNoLink || !test_bit(holds_, topology_.link(free.link).src, chunk)) continue;
+        record(v, free.link, chunk, now);
+        free.link = kNoLink;
+        --unassigned;
+        break;
+      }
+    }
+    for (const FreeLink& free : scratch.free_links) {
+      if (free.link != kNoLink) link_idle_[free.link] = 1;
+    }
+  }
+
+  /// For every link u->v, the NPUs (other than u and v) from which v can be reached faster than a
+  /// chunk crosses u->v: what they hold or await will reach v sooner another way. Empty on
+  /// homogeneous networks; the group-mates behind fast local links on hierarchical ones.
+  void find_faster_sources() {
+    faster_offsets_.assign(topology_.link_count() + 1, 0);
+    std::vector<Tick> distance(nodes_, std::numeric_limits<Tick>::max());
+    std::vector<NodeId> touched;
+    std::priority_queue<std::pair<Tick, NodeId>, std::vector<std::pair<Tick, NodeId>>, std::greater<>> frontier;
+    Tick fastest = std::numeric_limits<Tick>::max();
+    for (Tick ticks : link_ticks_) fastest = std::min(fastest, ticks);
+    for (LinkId id = 0; id < topology_.link_count(); ++id) {
+      faster_offsets_[id + 1] = faster_offsets_[id];
+      if (link_ticks_[id] <= fastest) continue;  // nothing beats the fastest link
+      const Link& link = topology_.link(id);
+      const Tick radius = link_ticks_[id];
+      // Dijkstra backwards from v over links, bounded by the link's own time and a node budget.
+      distance[link.dst] = 0;
+      touched.push_back(link.dst);
+      frontier.push({0, link.dst});
+      std::size_t found = 0;
+      while (!frontier.empty() && found < kFasterSourceBudget) {
+        auto [at, node] = frontier.top();
+        frontier.pop();
+        if (at > distance[node]) continue;
+        if (node != link.dst && node != link.src) {
+          faster_sources_.push_back(node);
+          ++faster_offsets_[id + 1];
+          ++found;
+        }
+        for (LinkId in : adjacency_.in(node)) {
+          const NodeId from = topology_.link(in).src;
+          const Tick candidate = at + link_ticks_[in];
+          if (candidate >= radius || candidate >= distance[from]) continue;
+          if (distance[from] == std::numeric_limits<Tick>::max()) touched.push_back(from);
+          distance[from] = candidate;
+          frontier.push({candidate, from});
+        }
+      }
+      while (!frontier.empty()) frontier.pop();
+      for (NodeId node : touched) distance[node] = std::numeric_limits<Tick>::max();
+      touched.clear();
+    }
+  }
+
+  /// A chunk u holds that v neither holds nor awaits, for link u->v; kNoChunk when there is none
+  /// worth sending. Prefers chunks no faster source of v holds or awaits (sending those over
+  /// this link would race a quicker delivery), then the ones the fewest of v's other in-neighbours
+  /// hold. A link whose every candidate is beaten by a faster path stays idle until its source
+  /// receives something new.
+  ChunkId best_offer(LinkId link, NodeId v, Rng& rng) {
+    const NodeId u = topology_.link(link).src;
+    const std::span<const NodeId> faster(faster_sources_.data() + faster_offsets_[link],
+                                         faster_sources_.data() + faster_offsets_[link + 1]);
+    const std::uint64_t* offered = holds_.data() + static_cast<std::size_t>(u) * words_;
+    const std::uint64_t* had = have_.data() + static_cast<std::size_t>(v) * words_;
+    const std::size_t start = rng.below(words_);
+    ChunkId best = kNoChunk;
+    std::uint32_t best_rarity = ~std::uint32_t{0};
+    int sampled = 0;
+    int examined = 0;
+    // Looks at one word's candidates; true when the search is over.
+    auto consider_word = [&](std::size_t w) {
+      std::uint64_t bits = offered[w] & ~had[w];
+      if (bits == 0) return false;
+      // Rotate so the first candidate in this word is a random one, not always the lowest bit.
+      const unsigned shift = static_cast<unsigned>(rng.below(64));
+      std::uint64_t rotated = std::rotr(bits, static_cast<int>(shift));
+      for (; rotated != 0; rotated &= rotated - 1) {
+        if (sampled >= kRaritySample || examined >= kExamineBudget) return true;
+        const unsigned bit = (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64;
+        const ChunkId chunk = static_cast<ChunkId>(w * 64 + bit);
+        ++examined;
+        bool beaten = false;
+        for (NodeId x : faster) beaten = beaten || test_bit(have_, x, chunk);
+        if (beaten) continue;
+        ++sampled;
+        std::uint32_t rarity = 0;
+        for (LinkId id : adjacency_.in(v)) {
+          const NodeId x = topology_.link(id).src;
+          if (x != u && test_bit(holds_, x, chunk)) ++rarity;
+        }
+        if (rarity < best_rarity) {
+          best_rarity = rarity;
+          best = chunk;
+          if (rarity == 0) return true;
+        }
+      }
+      return sampled >= kRaritySample || examined >= kExamineBudget;
+    };
+    // Words cyclically from `start`, skipping those v has complete (the summary's clear bits):
+    // late in a run almost every word is complete, and scanning them was most of the cost.
+    const std::uint64_t* wanted = want_words_.data() + static_cast<std::size_t>(v) * summary_words_;
+    const std::size_t first = start / 64;
+    const std::uint64_t from_start = ~std::uint64_t{0} << (start % 64);
+    for (std::size_t pass = 0; pass < 2; ++pass) {
+      for (std::size_t s = pass == 0 ? first : 0; s < summary_words_ && (pass == 0 || s <= first); ++s) {
+        std::uint64_t mask = wanted[s];
+        if (s == first) mask &= pass == 0 ? from_start : ~from_start;
+        for (; mask != 0; mask &= mask - 1) {
+          if (consider_word(s * 64 + static_cast<std::size_t>(std::countr_zero(mask)))) return best;
+        }
+      }
+    }
+    return best;
+  }
+
+  /// Gives every transfer its feeder: the transfer that brought its chunk to its source. Done
+  /// once at the end, NPU by NPU in parallel: each NPU's arrivals and departures are bucketed
+  /// together, so the lookup table is one NPU's chunks (cache-resident), not every (NPU, chunk).
+  void link_feeders() {
+    const std::size_t count = transfers_.size();
+    std::vector<std::uint64_t> in_offsets(nodes_ + 1, 0);
+    std::vector<std::uint64_t> out_offsets(nodes_ + 1, 0);
+    for (const MatchedTransfer& transfer : transfers_) {
+      const Link& link = topology_.link(transfer.link);
+      ++in_offsets[link.dst + 1];
+      ++out_offsets[link.src + 1];
+    }
+    for (NodeId v = 0; v < nodes_; ++v) {
+      in_offsets[v + 1] += in_offsets[v];
+      out_offsets[v + 1] += out_offsets[v];
+    }
+    std::vector<std::uint32_t> arrivals(count);
+    std::vector<std::uint32_t> departures(count);
+    {
+      std::vector<std::uint64_t> in_fill(in_offsets.begin(), in_offsets.end() - 1);
+      std::vector<std::uint64_t> out_fill(out_offsets.begin(), out_offsets.end() - 1);
+      for (std::size_t i = 0; i < count; ++i) {
+        const Link& link = topology_.link(transfers_[i].link);
+        arrivals[in_fill[link.dst]++] = static_cast<std::uint32_t>(i);
+        departures[out_fill[link.src]++] = static_cast<std::uint32_t>(i);
+      }
+    }
+    tbb::enumerable_thread_specific<std::vector<std::uint32_t>> tables(
+        [&] { return std::vector<std::uint32_t>(chunks_, kNotDelivered); });
+    tbb::parallel_for(tbb::blocked_range<NodeId>(0, nodes_, 16), [&](const auto& range) {
+      std::vector<std::uint32_t>& arrived_by = tables.local();
+      for (NodeId u = range.begin(); u != range.end(); ++u) {
+        for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
+          arrived_by[transfers_[arrivals[k]].chunk] = arrivals[k];
+        }
+        for (std::uint64_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
+          MatchedTransfer& transfer = transfers_[departures[k]];
+          transfer.feeder = arrived_by[transfer.chunk];
+        }
+        for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
+          arrived_by[transfers_[arrivals[k]].chunk] = kNotDelivered;
+        }
+      }
+    });
+  }
+
+  /// Drops deliveries to relays that are never forwarded (walking backwards, a transfer is kept
+  /// when it feeds a member or a kept transfer), then renumbers.
+  void prune_unforwarded(AllGatherTrace& trace) {
+    if (std::all_of(is_member_.begin(), is_member_.end(), [](char member) { return member != 0; })) {
+      trace.transfers = std::move(transfers_);
+      return;
+    }
+    std::vector<char> keep(transfers_.size(), 0);
+    for (std::size_t i = transfers_.size(); i-- > 0;) {
+      const MatchedTransfer& transfer = transfers_[i];
+      const Link& link = topology_.link(transfer.link);
+      // A relay's delivery still in flight at the finish never arrived: it cannot be needed.
+      if (!is_member_[link.dst] && !keep[i]) continue;
+      keep[i] = 1;
+      if (transfer.feeder != kNotDelivered) keep[transfer.feeder] = 1;
+    }
+    std::vector<std::uint32_t> new_index(transfers_.size(), kNotDelivered);
+    trace.transfers.reserve(transfers_.size());
+    for (std::size_t i = 0; i < transfers_.size(); ++i) {
+      if (!keep[i]) continue;
+      new_index[i] = static_cast<std::uint32_t>(trace.transfers.size());
+      MatchedTransfer kept = transfers_[i];
+      if (kept.feeder != kNotDelivered) kept.feeder = new_index[kept.feeder];
+      trace.transfers.push_back(kept);
+    }
+  }
+
+  const Topology& topology_;
+  const Adjacency adjacency_;
+  const SynthPolicy policy_;
+  const std::uint64_t seed_;
+  const std::uint32_t nodes_;
+  const std::uint32_t chunks_;
+  const std::size_t words_;
+  const std::size_t summary_words_;
+
+  std::vector<std::uint64_t> holds_;  ///< per NPU, chunks it holds
+  std::vector<std::uint64_t> have_;   ///< per NPU, chunks it holds or has on the way
+  std::vector<std::uint64_t> want_words_;  ///< per NPU, the words of have_ not yet complete
+  std::vector<std::uint32_t> held_count_;
+  std::vector<std::uint32_t> have_count_;
+  std::vector<char> is_member_;
+  std::uint32_t members_unfinished_ = 0;
+
+  std::vector<Tick> link_ticks_;
+  std::vector<std::uint32_t> faster_offsets_;  ///< per link, a range of faster_sources_
+  std::vector<NodeId> faster_sources_;
+  std::vector<Tick> link_free_at_;    ///< the link is free at t when link_free_at_ <= t
+  std::vector<char> link_idle_;       ///< free and found nothing to carry at its last match
+
+  std::vector<NodeId> dirty_;
+  std::vector<std::uint32_t> dirty_stamp_;
+  std::uint32_t stamp_ = 0;
+  std::vector<std::uint32_t> match_count_;        ///< per destination, this event
+  std::vector<MatchedTransfer> match_slots_;      ///< per destination, a block of in-degree slots
+  tbb::enumerable_thread_specific<Scratch> scratch_;
+
+  ArrivalQueues arrivals_;
+  std::vector<std::uint32_t> link_inflight_;  ///< the transfer on each link, or kNotDelivered
+  std::vector<LinkId> arrived_links_;
+  std::vector<char> gained_;                  ///< per NPU: received data at this event
+  std::vector<MatchedTransfer> transfers_;
+};
+
+}  // namespace
+
+AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed) {
+  Engine engine(problem, policy, seed);
+  return engine.run();
+}
+
+}  // namespace tenet::synth

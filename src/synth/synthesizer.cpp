@@ -1,0 +1,144 @@
+// The synthesis driver: unwind switches, run the all-gather engine for every candidate (unwinding
+// degree x seed) in parallel, keep the fastest, and assemble the requested collective from it.
+
+#include "tenet/synth/synthesizer.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include <tbb/parallel_for.h>
+
+#include "all_gather_engine.hpp"
+#include "schedule_assembly.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/common/random.hpp"
+#include "tenet/topology/transforms.hpp"
+
+namespace tenet {
+namespace {
+
+/// Degrees tried when the user fixes none: from a ring to moderately dense; beyond 8 a switch's
+/// port is cut into slivers whose alphas dominate.
+constexpr std::uint32_t kDefaultDegrees[] = {1, 2, 3, 4, 6, 8};
+
+/// More transfers than this would not fit in this machine's memory as a Schedule.
+constexpr double kMaxTransfers = 4e8;
+
+struct Candidate {
+  std::uint32_t degree = 0;
+  std::uint64_t seed = 0;
+  const Topology* topology = nullptr;
+  const Topology* transposed = nullptr;
+};
+
+struct Outcome {
+  std::optional<synth::AllGatherTrace> reduce_scatter;  ///< on the transpose
+  std::optional<synth::AllGatherTrace> all_gather;
+  synth::Tick total = 0;
+};
+
+}  // namespace
+
+SynthPolicy parse_synth_policy(const std::string& text, const std::string& option) {
+  if (text == "tenet") return SynthPolicy::kTenet;
+  if (text == "tacos") return SynthPolicy::kTacos;
+  std::string message = "unknown policy '" + text + "'";
+  const std::string suggestion = closest_match(text, {"tenet", "tacos"});
+  if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+  throw InputError("", option, message + "; expected tenet (the default) or tacos (the paper's rule)");
+}
+
+SynthResult synthesize(const Topology& topology, const Collective& collective, const SynthOptions& options) {
+  const std::vector<NodeId> members = collective.participants(topology);
+  if (members.size() < 2) throw InputError("", "--members", "a collective needs at least 2 members");
+  if (collective.chunks_per_npu == 0) throw InputError("", "--chunks-per-npu", "must be at least 1");
+  const double chunks = static_cast<double>(members.size()) * collective.chunks_per_npu;
+  const double phases = collective.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+  const double transfers = phases * chunks * (static_cast<double>(topology.npu_count()) - 1.0);
+  if (transfers > kMaxTransfers) {
+    throw InputError("", "--chunks-per-npu",
+                     "the schedule would need about " + std::to_string(static_cast<long long>(transfers)) +
+                         " transfers, more than tenet can hold (" + std::to_string(static_cast<long long>(kMaxTransfers)) +
+                         "); use fewer chunks per NPU");
+  }
+  if (chunks > 4e9) throw InputError("", "--chunks-per-npu", "too many chunks (at most 4e9 in all)");
+
+  // Switch-free topologies to synthesize on, one per unwinding degree.
+  std::vector<std::uint32_t> degrees;
+  std::vector<Topology> unwound;
+  if (topology.switch_count() == 0) {
+    degrees.push_back(0);
+    unwound.push_back(topology);
+  } else {
+    std::vector<std::uint32_t> wanted(std::begin(kDefaultDegrees), std::end(kDefaultDegrees));
+    if (options.unwind_degree != 0) wanted = {options.unwind_degree};
+    for (std::uint32_t degree : wanted) {
+      Topology candidate = unwind_switches(topology, static_cast<int>(degree), true);
+      // Degrees past a switch group's size are capped by unwinding and repeat an earlier one.
+      if (!unwound.empty() && candidate.link_count() == unwound.back().link_count() && options.unwind_degree == 0) break;
+      degrees.push_back(degree);
+      unwound.push_back(std::move(candidate));
+    }
+  }
+  std::vector<Topology> transposed;
+  if (collective.kind != CollectiveKind::kAllGather) {
+    for (const Topology& candidate : unwound) transposed.push_back(synth::transpose(candidate));
+  }
+
+  std::vector<Candidate> candidates;
+  for (std::size_t d = 0; d < degrees.size(); ++d) {
+    for (std::uint32_t restart = 0; restart < std::max<std::uint32_t>(1, options.restarts); ++restart) {
+      candidates.push_back({degrees[d], options.seed + restart, &unwound[d],
+                            transposed.empty() ? nullptr : &transposed[d]});
+    }
+  }
+
+  const double chunk_bytes = static_cast<double>(collective.size_bytes) / chunks;
+  std::vector<Outcome> outcomes(candidates.size());
+  tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
+    const Candidate& candidate = candidates[i];
+    Outcome& outcome = outcomes[i];
+    // Reduce-scatter and all-gather draw from different streams of the same seed.
+    if (collective.kind != CollectiveKind::kAllGather) {
+      synth::AllGatherProblem problem{candidate.transposed, members, collective.chunks_per_npu, chunk_bytes};
+      outcome.reduce_scatter = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 1));
+      outcome.total += outcome.reduce_scatter->finish;
+    }
+    if (collective.kind != CollectiveKind::kReduceScatter) {
+      synth::AllGatherProblem problem{candidate.topology, members, collective.chunks_per_npu, chunk_bytes};
+      outcome.all_gather = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 2));
+      outcome.total += outcome.all_gather->finish;
+    }
+  });
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < outcomes.size(); ++i) {
+    if (outcomes[i].total < outcomes[best].total) best = i;
+  }
+
+  const Candidate& winner = candidates[best];
+  Outcome& outcome = outcomes[best];
+  SynthResult result;
+  result.unwind_degree = winner.degree;
+  result.seed = winner.seed;
+  result.time_us = static_cast<double>(outcome.total) / synth::kTicksPerUs;
+  result.schedule = Schedule(collective.kind, collective.size_bytes, members, collective.chunks_per_npu, "synth");
+  std::size_t expected = 0;
+  if (outcome.reduce_scatter) expected += outcome.reduce_scatter->transfers.size();
+  if (outcome.all_gather) expected += outcome.all_gather->transfers.size();
+  result.schedule.reserve(expected, expected, expected + chunks);
+  std::vector<std::vector<TransferId>> ready;
+  synth::Tick offset = 0;
+  if (outcome.reduce_scatter) {
+    ready = synth::append_reduce_scatter(result.schedule, *winner.topology, *outcome.reduce_scatter);
+    offset = outcome.reduce_scatter->finish;
+    outcome.reduce_scatter.reset();
+  }
+  if (outcome.all_gather) synth::append_all_gather(result.schedule, *winner.topology, *outcome.all_gather, offset, ready);
+  if (winner.degree != 0) {
+    result.schedule.notes.push_back("switches unwound at degree " + std::to_string(winner.degree));
+  }
+  result.synthesis_topology = *winner.topology;
+  return result;
+}
+
+}  // namespace tenet

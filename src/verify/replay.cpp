@@ -1,0 +1,316 @@
+// The fast replays: one pass over the events in replay order, O(1) work per chunk a transfer
+// moves, no allocation per transfer.
+//
+// Writers. A reader must have as ancestors every transfer that wrote its slot since the slot was
+// last overwritten by a copy (that copy included). All-gather slots are only ever copied into, so
+// that is one writer a slot. Reduction slots keep the latest writer inline and older ones (a slot
+// reduced into several times since its last copy, as in recursive halving) in a shared pool of
+// linked nodes, reached through a side array read only when the slot's overflow flag is set.
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tenet/common/random.hpp"
+#include "verify_internal.hpp"
+
+namespace tenet::verify_detail {
+namespace {
+
+/// All-gather slot values besides a writer's id.
+constexpr TransferId kEmpty = ~TransferId{0};
+constexpr TransferId kInitial = kEmpty - 1;  ///< held from the start by the chunk's owner
+
+/// Fixed seed of the member keys: verification must not depend on anything but the schedule.
+constexpr std::uint64_t kMemberKeySeed = 0x7E4E7'5EED'C0FFEEull;
+
+std::string read_before_written(const Topology& topology, const Schedule& schedule, TransferId id, ChunkId chunk) {
+  const Transfer& transfer = schedule.transfer(id);
+  return cat(transfer_label(topology, schedule, id, chunk), ": ", topology.node_label(transfer.src),
+             " does not hold chunk ", chunk, " when the transfer starts at ", transfer.start_us,
+             " us (read before it was written)");
+}
+
+std::string race(const Topology& topology, const Schedule& schedule, TransferId reader, TransferId writer, ChunkId chunk) {
+  return cat("transfer ", reader, " reads chunk ", chunk, " at ", topology.node_label(schedule.transfer(reader).src),
+             " while transfer ", writer, ", which also wrote it, is not among its ancestors (a race)");
+}
+
+std::string counted_twice(const Topology& topology, const Schedule& schedule, TransferId id, ChunkId chunk) {
+  return cat(transfer_label(topology, schedule, id, chunk), ": adds contributions ",
+             topology.node_label(schedule.transfer(id).dst), " already holds (a contribution counted twice)");
+}
+
+/// Snapshots of the sets a transfer read when it started, kept until it ends. Blocks come in
+/// power-of-two size classes with free lists, so a steady replay reuses memory instead of
+/// allocating.
+class SnapshotArena {
+ public:
+  std::uint64_t allocate(std::uint32_t chunks) {
+    std::vector<std::uint64_t>& free = free_[size_class(chunks)];
+    if (!free.empty()) {
+      const std::uint64_t offset = free.back();
+      free.pop_back();
+      return offset;
+    }
+    const std::uint64_t offset = hash.size();
+    hash.resize(offset + (std::uint64_t{1} << size_class(chunks)));
+    count.resize(hash.size());
+    return offset;
+  }
+  void release(std::uint64_t offset, std::uint32_t chunks) { free_[size_class(chunks)].push_back(offset); }
+
+  std::vector<std::uint64_t> hash;
+  std::vector<std::uint32_t> count;
+
+ private:
+  static unsigned size_class(std::uint32_t chunks) { return static_cast<unsigned>(std::bit_width(chunks - 1)); }
+  std::array<std::vector<std::uint64_t>, 33> free_;
+};
+
+}  // namespace
+
+ReplayOutcome replay_all_gather(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
+                                const Survey& survey) {
+  const SlotRows& rows = survey.rows;
+  const std::uint64_t chunk_count = schedule.chunk_count();
+  const std::uint32_t per_member = schedule.chunks_per_member();
+  std::vector<TransferId> writer(static_cast<std::uint64_t>(rows.rows) * chunk_count, kEmpty);
+  for (std::uint64_t member = 0; member < schedule.members().size(); ++member) {
+    for (std::uint64_t chunk = member * per_member; chunk < (member + 1) * per_member; ++chunk) {
+      writer[member * chunk_count + chunk] = kInitial;
+    }
+  }
+  TimingChecks timing(topology, schedule, survey.links_planned);
+  Ancestry ancestry(schedule, order);
+  ReplayOutcome outcome;
+  PendingEnds pending;
+  const bool completed = replay_events(
+      order, pending,
+      [&](TransferId id, std::uint64_t position, std::uint64_t&) {
+        ++outcome.transfers_checked;
+        outcome.position = position;
+        if (!timing.check_start(id, outcome.error)) return false;
+        const Transfer& transfer = schedule.transfer(id);
+        const TransferId* slots = writer.data() + rows.row_of[transfer.src] * chunk_count;
+        TransferId proven = kNoTransfer;  // a block usually has one writer: check it once
+        for (ChunkId chunk : schedule.chunks_of(transfer)) {
+          const TransferId last = slots[chunk];
+          if (last == kEmpty) {
+            outcome.error = read_before_written(topology, schedule, id, chunk);
+            return false;
+          }
+          if (last == kInitial || last == proven) continue;
+          if (!ancestry.is_ancestor(last, id)) {
+            outcome.error = race(topology, schedule, id, last, chunk);
+            return false;
+          }
+          proven = last;
+        }
+        return true;
+      },
+      [&](const PendingEnd& done, std::uint64_t) {
+        const Transfer& transfer = schedule.transfer(done.id);
+        TransferId* slots = writer.data() + rows.row_of[transfer.dst] * chunk_count;
+        for (ChunkId chunk : schedule.chunks_of(transfer)) {
+          if (slots[chunk] != kEmpty) ++outcome.redundant_copies;
+          slots[chunk] = done.id;
+        }
+        return true;
+      },
+      [&](TransferId id) {
+        const Transfer& transfer = schedule.transfer(id);
+        const ChunkId chunk = schedule.chunks_of(transfer)[0];
+        __builtin_prefetch(&writer[rows.row_of[transfer.src] * chunk_count + chunk]);
+        __builtin_prefetch(&writer[rows.row_of[transfer.dst] * chunk_count + chunk], 1);
+      });
+  if (!completed) return outcome;
+  outcome.position = kAfterReplay;
+  for (std::uint64_t member = 0; member < schedule.members().size(); ++member) {
+    for (ChunkId chunk = 0; chunk < chunk_count; ++chunk) {
+      if (writer[member * chunk_count + chunk] == kEmpty) {
+        outcome.error = cat(topology.node_label(schedule.members()[member]), " ends without chunk ", chunk, " (missing)");
+        return outcome;
+      }
+    }
+  }
+  return outcome;
+}
+
+namespace {
+
+/// A reduction slot: the set of contributions it holds and its latest writer. 16 bytes, so one
+/// cache line holds everything a read or a write touches.
+struct Slot {
+  std::uint64_t hash = 0;   ///< sum of the member keys in the set (mod 2^64)
+  std::uint32_t count = 0;  ///< set size; bit 31 flags older writers in the pool
+  TransferId writer = kNoTransfer;
+};
+constexpr std::uint32_t kMoreWriters = std::uint32_t{1} << 31;
+constexpr std::uint32_t kCountMask = kMoreWriters - 1;
+
+/// An older writer of a slot; `next` continues the list (kNoTransfer ends it).
+struct WriterNode {
+  TransferId writer;
+  std::uint32_t next;
+};
+
+class ReductionReplay {
+ public:
+  ReductionReplay(const Topology& topology, const Schedule& schedule, const ReplayOrder& order, const Survey& survey)
+      : topology_(topology),
+        schedule_(schedule),
+        order_(order),
+        rows_(survey.rows),
+        chunk_count_(schedule.chunk_count()),
+        members_(static_cast<std::uint32_t>(schedule.members().size())),
+        slots_(static_cast<std::uint64_t>(rows_.rows) * chunk_count_),
+        more_(slots_.size()),
+        timing_(topology, schedule, survey.links_planned),
+        ancestry_(schedule, order) {
+    // Reduce-scatter and all-reduce start with every member holding its own contribution to
+    // every chunk.
+    for (std::uint32_t member = 0; member < members_; ++member) {
+      const std::uint64_t key = Rng(mix_seed(kMemberKeySeed, member)).next();
+      full_hash_ += key;
+      for (std::uint64_t chunk = 0; chunk < chunk_count_; ++chunk) slots_[member * chunk_count_ + chunk] = {key, 1, kNoTransfer};
+    }
+  }
+
+  ReplayOutcome run() {
+    PendingEnds pending;
+    const bool completed = replay_events(
+        order_, pending,
+        [&](TransferId id, std::uint64_t position, std::uint64_t& payload) { return start(id, position, payload); },
+        [&](const PendingEnd& done, std::uint64_t position) { return end(done, position); },
+        [&](TransferId id) { prefetch(id); });
+    if (completed) check_postcondition();
+    return outcome_;
+  }
+
+ private:
+  bool start(TransferId id, std::uint64_t position, std::uint64_t& payload) {
+    ++outcome_.transfers_checked;
+    outcome_.position = position;
+    if (!timing_.check_start(id, outcome_.error)) return false;
+    const Transfer& transfer = schedule_.transfer(id);
+    const std::uint64_t base = rows_.row_of[transfer.src] * chunk_count_;
+    const std::span<const ChunkId> chunks = schedule_.chunks_of(transfer);
+    payload = arena_.allocate(transfer.chunk_count);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const std::uint64_t index = base + chunks[i];
+      const Slot& slot = slots_[index];
+      if ((slot.count & kCountMask) == 0) {
+        outcome_.error = read_before_written(topology_, schedule_, id, chunks[i]);
+        return false;
+      }
+      if (slot.writer != kNoTransfer && !writer_is_ancestor(slot.writer, id, chunks[i])) return false;
+      if ((slot.count & kMoreWriters) != 0) {
+        for (std::uint32_t node = more_[index]; node != kNoTransfer; node = pool_[node].next) {
+          if (!writer_is_ancestor(pool_[node].writer, id, chunks[i])) return false;
+        }
+      }
+      arena_.hash[payload + i] = slot.hash;
+      arena_.count[payload + i] = slot.count & kCountMask;
+    }
+    return true;
+  }
+
+  void prefetch(TransferId id) const {
+    const Transfer& transfer = schedule_.transfer(id);
+    const ChunkId chunk = schedule_.chunks_of(transfer)[0];
+    __builtin_prefetch(&slots_[rows_.row_of[transfer.src] * chunk_count_ + chunk]);
+    __builtin_prefetch(&slots_[rows_.row_of[transfer.dst] * chunk_count_ + chunk], 1);
+  }
+
+  bool writer_is_ancestor(TransferId writer, TransferId reader, ChunkId chunk) {
+    if (ancestry_.is_ancestor(writer, reader)) return true;
+    outcome_.error = race(topology_, schedule_, reader, writer, chunk);
+    return false;
+  }
+
+  bool end(const PendingEnd& done, std::uint64_t position) {
+    const Transfer& transfer = schedule_.transfer(done.id);
+    const std::uint64_t base = rows_.row_of[transfer.dst] * chunk_count_;
+    const std::span<const ChunkId> chunks = schedule_.chunks_of(transfer);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const std::uint64_t index = base + chunks[i];
+      Slot& slot = slots_[index];
+      const std::uint64_t sent_hash = arena_.hash[done.payload + i];
+      const std::uint32_t sent_count = arena_.count[done.payload + i];
+      const std::uint32_t held = slot.count & kCountMask;
+      if (transfer.kind == TransferKind::kCopy) {
+        if (held == members_ && slot.hash == full_hash_) ++outcome_.redundant_copies;
+        slot = {sent_hash, sent_count, done.id};
+        continue;
+      }
+      // (count, sum) shows an overlap only when the union would be too large, or complete in
+      // size but not in content; the exact sweep finds the others (and the true culprit).
+      const std::uint64_t total = std::uint64_t{held} + sent_count;
+      const std::uint64_t sum = slot.hash + sent_hash;
+      if (total > members_ || (total == members_ && sum != full_hash_)) {
+        outcome_.position = position;
+        outcome_.error = counted_twice(topology_, schedule_, done.id, chunks[i]);
+        return false;
+      }
+      std::uint32_t flags = slot.count & kMoreWriters;
+      if (slot.writer != kNoTransfer) {
+        pool_.push_back({slot.writer, flags != 0 ? more_[index] : kNoTransfer});
+        more_[index] = static_cast<std::uint32_t>(pool_.size() - 1);
+        flags = kMoreWriters;
+      }
+      slot = {sum, static_cast<std::uint32_t>(total) | flags, done.id};
+    }
+    arena_.release(done.payload, transfer.chunk_count);
+    return true;
+  }
+
+  void check_postcondition() {
+    outcome_.position = kAfterReplay;
+    const bool every_member = schedule_.collective() == CollectiveKind::kAllReduce;
+    for (std::uint32_t member = 0; member < members_; ++member) {
+      const ChunkId first = every_member ? 0 : member * schedule_.chunks_per_member();
+      const ChunkId last = every_member ? static_cast<ChunkId>(chunk_count_) : first + schedule_.chunks_per_member();
+      for (ChunkId chunk = first; chunk < last; ++chunk) {
+        const Slot& slot = slots_[member * chunk_count_ + chunk];
+        const std::uint32_t held = slot.count & kCountMask;
+        if (held == members_ && slot.hash == full_hash_) continue;
+        const std::string npu = topology_.node_label(schedule_.members()[member]);
+        if (held == 0) {
+          outcome_.error = cat(npu, " ends without chunk ", chunk, " (missing)");
+        } else if (held < members_) {
+          outcome_.error = cat(npu, " ends with chunk ", chunk, " holding ", held, " of ", members_, " contributions (missing)");
+        } else {
+          outcome_.error = cat(npu, " ends with chunk ", chunk, " with a contribution counted twice");
+        }
+        return;
+      }
+    }
+  }
+
+  const Topology& topology_;
+  const Schedule& schedule_;
+  const ReplayOrder& order_;
+  const SlotRows& rows_;
+  const std::uint64_t chunk_count_;
+  const std::uint32_t members_;
+  std::uint64_t full_hash_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> more_;  ///< pool index of a slot's older writers, valid under kMoreWriters
+  std::vector<WriterNode> pool_;
+  SnapshotArena arena_;
+  TimingChecks timing_;
+  Ancestry ancestry_;
+  ReplayOutcome outcome_;
+};
+
+}  // namespace
+
+ReplayOutcome replay_reductions(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
+                                const Survey& survey) {
+  return ReductionReplay(topology, schedule, order, survey).run();
+}
+
+}  // namespace tenet::verify_detail

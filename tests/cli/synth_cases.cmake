@@ -1,0 +1,33 @@
+# tenet synth: summaries, JSON results, schedule files, and bad options.
+
+tenet_cli_test(synth_torus EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --size 1MiB
+  STDOUT "verified             yes")
+tenet_cli_test(synth_fig15 EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --size 9MB --json
+  STDOUT "\"time_us\": 82.0,")
+tenet_cli_test(synth_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-4x4-failed-7-9.json -c allreduce --size 1MiB
+  --chunks-per-npu 2 -o failed.json STDOUT "wrote                failed.json")
+tenet_cli_test(synth_members EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-6x6.json -c reducescatter --members 0,5,30,35
+  --json STDOUT "\"npus\": 4")
+tenet_cli_test(synth_switch EXIT 0 ARGS synth -t ${TOPOLOGIES}/two-level-switch-8x4.json --unwind-degree 2 --json
+  STDOUT "\"unwind_degree\": 2")
+tenet_cli_test(synth_tacos EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --policy tacos --json
+  STDOUT "\"policy\": \"tacos\"")
+tenet_cli_test(synth_bad_collective EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allreduse
+  STDERR "error: --collective: unknown collective 'allreduse' (did you mean 'allreduce'?)")
+tenet_cli_test(synth_bad_policy EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --policy greedy
+  STDERR "error: --policy: unknown policy 'greedy'")
+tenet_cli_test(synth_bad_members EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --members 0,99 -o never.json
+  STDERR "error: --members:" NO_FILE ${SCRATCH}/never.json)
+tenet_cli_test(synth_bad_output EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -o schedule.txt
+  STDERR "error: --output: 'schedule.txt': tenet writes schedules as .json")
+tenet_cli_test(synth_missing_topology EXIT 2 ARGS synth -c allreduce STDERR "--topology is required")
+tenet_cli_test(synth_bad_chunks EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --chunks-per-npu 0
+  STDERR "--chunks-per-npu")
+
+# tenet verify reads back what synth wrote; a schedule for another topology is refused.
+tenet_cli_test(verify_written EXIT 0 ARGS verify -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
+  STDOUT "verified: allreduce of 16 NPUs")
+tenet_cli_test(verify_other_topology EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json ${BAD}/../good/rfs-allreduce.json
+  STDERR "rfs-allreduce.json")
+tenet_cli_test(verify_xml EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json algo.xml
+  STDERR "reading MSCCL XML is not supported yet")

@@ -1,0 +1,146 @@
+#include <catch2/catch.hpp>
+
+#include <tbb/global_control.h>
+
+#include "tenet/common/units.hpp"
+#include "tenet/io/schedule_json.hpp"
+#include "tenet/sim/bounds.hpp"
+#include "tenet/synth/synthesizer.hpp"
+#include "tenet/topology/topology_json.hpp"
+#include "tenet/verify/verifier.hpp"
+
+using namespace tenet;
+
+namespace {
+
+Topology shipped(const std::string& name) {
+  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
+}
+
+Collective make_collective(CollectiveKind kind, std::uint64_t size, std::uint32_t chunks,
+                           std::vector<NodeId> members = {}) {
+  Collective collective;
+  collective.kind = kind;
+  collective.size_bytes = size;
+  collective.chunks_per_npu = chunks;
+  collective.members = std::move(members);
+  return collective;
+}
+
+/// Time of one chunk on a link of the shipped 50 GB/s, 0.5 us topologies.
+double link_time(double chunk_bytes) { return link_time_us(chunk_bytes, 0.5, 50.0); }
+
+void require_verified(const SynthResult& result) {
+  const VerifyResult verdict = verify_schedule(result.synthesis_topology, result.schedule);
+  INFO(verdict.error);
+  REQUIRE(verdict.ok);
+  CHECK(verdict.redundant_copies == 0);
+  CHECK(result.schedule.planned_time_us() == Approx(result.time_us).epsilon(1e-9));
+}
+
+constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                        CollectiveKind::kAllReduce};
+
+}  // namespace
+
+TEST_CASE("TACOS Fig. 15: all-gather on a 3x3 mesh takes 4 link times", "[synth]") {
+  const Topology mesh = shipped("mesh-3x3");
+  const std::uint64_t size = 9 * 1000000;
+  const SynthResult result = synthesize(mesh, make_collective(CollectiveKind::kAllGather, size, 1), {});
+  require_verified(result);
+  CHECK(result.time_us == Approx(4 * link_time(1e6)).epsilon(1e-9));
+  CHECK(result.schedule.size() == 9 * 8);  // every NPU receives each other chunk exactly once
+}
+
+TEST_CASE("TACOS Fig. 11: the asymmetric 4-NPU example finishes in 3 link times", "[synth]") {
+  // Fig. 11(a): 0 -> 1 -> 2 -> 3 -> 0 one way, plus 1 <-> 3 both ways; homogeneous links.
+  Topology topology = parse_topology(R"({"npus": 4, "defaults": {"latency_us": 1, "bandwidth_GBps": 1000},
+      "links": [{"src": 0, "dst": 1, "bidirectional": false}, {"src": 1, "dst": 2, "bidirectional": false},
+                {"src": 2, "dst": 3, "bidirectional": false}, {"src": 3, "dst": 0, "bidirectional": false},
+                {"src": 1, "dst": 3}]})",
+                                     "fig11.json");
+  const SynthResult result = synthesize(topology, make_collective(CollectiveKind::kAllGather, 4000, 1), {});
+  require_verified(result);
+  // A chunk takes 1 us + 1000 B / 1000 GB/s = 1.001 us; NPU 2 has one in-link and needs 3 chunks.
+  CHECK(result.time_us == Approx(3 * 1.001).epsilon(1e-9));
+}
+
+TEST_CASE("synthesized schedules verify on every small shipped topology, collective and chunking", "[synth]") {
+  for (const char* name : {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8",
+                           "two-level-switch-8x4", "dragonfly-4x5", "tree-2x2x4", "hypercube-6", "pod-2x4-handwritten",
+                           "fat-tree-8x4"}) {
+    const Topology topology = shipped(name);
+    for (CollectiveKind kind : kAllKinds) {
+      for (std::uint32_t chunks : {1u, 3u}) {
+        INFO(name << " " << collective_name(kind) << " chunks " << chunks);
+        SynthOptions options;
+        options.unwind_degree = topology.switch_count() > 0 ? 2 : 0;
+        const SynthResult result = synthesize(topology, make_collective(kind, 1 << 20, chunks), options);
+        require_verified(result);
+        // On unwound switches each logical link pays its alpha in parallel: the bound does not apply.
+        if (topology.switch_count() == 0) {
+          CHECK(result.time_us >= chunked_lower_bound_us(topology, make_collective(kind, 1 << 20, chunks)) * (1 - 1e-9));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("sub-collectives forward through non-members and verify", "[synth]") {
+  const Topology mesh = shipped("mesh-6x6");
+  // TACOS Fig. 23b-like: members spread over the mesh, the NPUs between them only forward.
+  const std::vector<NodeId> members = {0, 2, 5, 17, 30, 35};
+  for (CollectiveKind kind : kAllKinds) {
+    const SynthResult result = synthesize(mesh, make_collective(kind, 6 << 20, 2, members), {});
+    require_verified(result);
+    CHECK(result.schedule.members() == members);
+  }
+}
+
+TEST_CASE("the paper's policy is available and verifies too", "[synth]") {
+  SynthOptions tacos;
+  tacos.policy = SynthPolicy::kTacos;
+  for (CollectiveKind kind : kAllKinds) {
+    const SynthResult result = synthesize(shipped("torus-4x4"), make_collective(kind, 1 << 20, 2), tacos);
+    require_verified(result);
+  }
+}
+
+TEST_CASE("the schedule is identical for 1 and 2 threads and for reruns", "[synth]") {
+  const Topology torus = shipped("torus-8x8");
+  auto render = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+    SynthOptions options;
+    options.restarts = 3;
+    const SynthResult result = synthesize(torus, make_collective(CollectiveKind::kAllReduce, 1 << 24, 2), options);
+    return schedule_to_text(result.schedule, torus);
+  };
+  const std::string one = render(1);
+  CHECK(one == render(2));
+  CHECK(one == render(2));
+  SynthOptions other_seed;
+  other_seed.seed = 99;
+  CHECK(one != schedule_to_text(synthesize(torus, make_collective(CollectiveKind::kAllReduce, 1 << 24, 2), other_seed)
+                                    .schedule,
+                                torus));
+}
+
+TEST_CASE("all-gather reaches the corner bound on meshes and the per-NPU bound on tori", "[synth]") {
+  for (const char* name : {"mesh-8x8", "torus-8x8", "torus-16x16"}) {
+    const Topology topology = shipped(name);
+    const Collective collective = make_collective(CollectiveKind::kAllGather, 64 << 20, 1);
+    const SynthResult result = synthesize(topology, collective, {});
+    INFO(name);
+    CHECK(result.time_us <= chunked_lower_bound_us(topology, collective) * 1.02);
+  }
+}
+
+TEST_CASE("reduce-scatter mirrors all-gather and all-reduce adds them", "[synth]") {
+  const Topology torus = shipped("torus-4x4");
+  const SynthResult gather = synthesize(torus, make_collective(CollectiveKind::kAllGather, 1 << 20, 1), {});
+  const SynthResult scatter = synthesize(torus, make_collective(CollectiveKind::kReduceScatter, 1 << 20, 1), {});
+  const SynthResult reduce = synthesize(torus, make_collective(CollectiveKind::kAllReduce, 1 << 20, 1), {});
+  CHECK(scatter.schedule.size() == gather.schedule.size());
+  CHECK(reduce.schedule.size() == 2 * gather.schedule.size());
+  CHECK(reduce.time_us == Approx(scatter.time_us + gather.time_us).epsilon(1e-9));
+}
