@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/io/msccl_xml.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/verify/verifier.hpp"
@@ -19,11 +21,39 @@ struct VerifyOptions {
   bool json = false;
 };
 
-void run_verify(const VerifyOptions& options) {
-  if (options.schedule.size() >= 4 && options.schedule.compare(options.schedule.size() - 4, 4, ".xml") == 0) {
-    throw InputError(options.schedule, "", "reading MSCCL XML is not supported yet; verify the schedule .json");
+/// An MSCCL algorithm: load rules, then execution on the CPU (msccl_xml.hpp).
+void run_verify_xml(const VerifyOptions& options, const Topology& topology) {
+  const MscclVerifyResult verdict = verify_msccl_xml(read_file(options.schedule), &topology);
+  if (options.json) {
+    nlohmann::json document = {{"schedule", options.schedule}, {"verified", verdict.ok}, {"format", "msccl-xml"}};
+    if (verdict.ok) {
+      document.update({{"collective", verdict.coll}, {"protocol", verdict.protocol}, {"in_place", verdict.in_place},
+                       {"ranks", verdict.ranks}, {"nchunksperloop", verdict.nchunksperloop}, {"channels", verdict.channels},
+                       {"max_threadblocks", verdict.max_threadblocks}, {"max_steps", verdict.max_steps},
+                       {"call_splits_executed", verdict.splits_executed}, {"races_checked", verdict.races_checked}});
+    } else {
+      document["error"] = verdict.error;
+    }
+    print_json(document);
+  } else if (verdict.ok) {
+    std::cout << options.schedule << ": verified: MSCCL " << verdict.coll << " (" << verdict.protocol << ", "
+              << (verdict.in_place ? "in-place" : "out-of-place") << ") on " << verdict.ranks << " ranks, "
+              << verdict.nchunksperloop << " chunks per loop, " << verdict.channels << " channel(s), at most "
+              << verdict.max_threadblocks << " threadblocks and " << verdict.max_steps << " steps per rank; executed for "
+              << verdict.splits_executed << " call split(s), races " << (verdict.races_checked ? "checked" : "not checked (too large)")
+              << "\n";
+  } else {
+    std::cout << options.schedule << ": NOT verified: " << verdict.error << "\n";
   }
+  if (!verdict.ok) throw Exit{static_cast<int>(ExitStatus::kFailure)};
+}
+
+void run_verify(const VerifyOptions& options) {
   const Topology topology = load_topology(options.topology);
+  if (options.schedule.size() >= 4 && options.schedule.compare(options.schedule.size() - 4, 4, ".xml") == 0) {
+    run_verify_xml(options, topology);
+    return;
+  }
   const Schedule schedule = load_schedule(options.schedule, topology);
   const VerifyResult verdict = verify_schedule(topology, schedule);
   if (options.json) {
@@ -52,7 +82,7 @@ void register_verify_command(CLI::App& app) {
       "Check a schedule file on a topology: every transfer possible, causal and race-free, and the\n"
       "collective's result complete with every contribution exactly once. Exit 0 only when it holds");
   verify->add_option("-t,--topology", options->topology, "Topology file (JSON)")->required();
-  verify->add_option("SCHEDULE", options->schedule, "Schedule file written by tenet synth -o (.json)")->required();
+  verify->add_option("SCHEDULE", options->schedule, "Schedule file written by tenet synth -o (.json), or an MSCCL algorithm (.xml)")->required();
   verify->add_flag("--json", options->json, "Print one JSON document");
   verify->callback([options] { run_verify(*options); });
 }

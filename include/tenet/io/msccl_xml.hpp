@@ -1,0 +1,151 @@
+#pragma once
+// MSCCL algorithm XML (../shared/msccl/SPEC.md): tenet writes Schedules as files the MSCCL runtime
+// loads, and verifies such files by executing them on the CPU the way the runtime's interpreter
+// does.
+//
+// Writing. Ranks are the schedule's members in order (rank r = members[r]); MSCCL chunk c is the
+// schedule's chunk c, so nchunksperloop = members x chunks per member. Every transfer becomes one
+// send step on the sender and one receive step on the receiver (a block that is not contiguous in
+// the buffers becomes several), grouped into threadblocks by (peer, channel, direction). Local
+// order follows the verified replay order of the schedule (reads when a transfer starts, writes
+// when it ends), and every pair of accesses to one buffer slot from different threadblocks is
+// ordered by an explicit dependency, so the file computes exactly what the verifier replayed. See
+// src/io/msccl_layout.cpp for the mapping and the deadlock argument. The writer runs the same
+// checks as verify_msccl_xml on its own output before returning it.
+//
+// Verifying. The file is first checked against the runtime reader's lexical rules (SPEC section 2),
+// parsed with pugixml, checked against every load rule (sections 3-8), then executed: threadblocks
+// run their steps in order, wait for dependencies on progress flags, and exchange primitive calls
+// over per-connection FIFOs of the protocol's depth, with float buffers and symbolic contribution
+// sets, once for every way buffer size can split steps into calls.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tenet/schedule/schedule.hpp"
+#include "tenet/topology/topology.hpp"
+
+namespace tenet {
+
+enum class MscclProtocol { kSimple, kLL, kLL128 };
+
+/// "Simple", "LL", "LL128" (as the runtime spells them); throws InputError naming `option` otherwise.
+MscclProtocol parse_msccl_protocol(const std::string& text, const std::string& option);
+std::string msccl_protocol_name(MscclProtocol protocol);
+/// Primitive calls one connection buffers: NCCL_STEPS = 8 FIFO steps; a Simple call advances 4 of
+/// them, an LL or LL128 call 1 (SPEC 7.3).
+std::uint32_t msccl_fifo_calls(MscclProtocol protocol);
+
+struct MscclWriteOptions {
+  MscclProtocol protocol = MscclProtocol::kSimple;
+  /// In-place calls (inplace="1") or out-of-place ones (inplace="0"); the runtime picks a file by
+  /// this, so covering both takes two files.
+  bool in_place = true;
+  /// Channels each connection's transfers are dealt over, round robin: more threadblocks working in
+  /// parallel, and fewer steps in each (the runtime allows 256 per threadblock).
+  std::uint32_t channels = 1;
+  /// The algo's name; empty: "tenet_<algorithm>_<collective>_<topology>" (63 characters at most).
+  std::string name;
+  /// The comment lines at the top (tenet version, topology, collective, size, seed, rank mapping).
+  bool provenance = true;
+  /// Seed the schedule was synthesized with, for the comment.
+  std::optional<std::uint64_t> seed;
+};
+
+/// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`
+/// (same NPU numbering); `topology` supplies the names in the comment. Throws InputError when the
+/// schedule cannot be expressed (a transfer through a non-member) or does not fit the runtime's
+/// limits, naming the limit and what to change.
+std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
+
+// ------------------------------------------------------------------------------------------------
+// The program as the runtime reads it: one entry per element, attributes as written.
+
+enum class MscclStepType { kSend, kRecv, kRecvCopySend, kRecvReduceSend, kRecvReduceCopy, kRecvReduceCopySend,
+                           kCopy, kReduce, kResAdd, kNop };
+enum class MscclBuffer { kInput, kOutput, kScratch };
+
+/// "s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "ra", "nop".
+const char* msccl_step_type_name(MscclStepType type);
+/// "i", "o", "s".
+const char* msccl_buffer_name(MscclBuffer buffer);
+
+struct MscclStep {
+  int s = 0;
+  MscclStepType type = MscclStepType::kNop;
+  MscclBuffer srcbuf = MscclBuffer::kInput;
+  int srcoff = -1;
+  MscclBuffer dstbuf = MscclBuffer::kOutput;
+  int dstoff = -1;
+  int cnt = 0;
+  int depid = -1;
+  int deps = -1;
+  int hasdep = 0;
+  int line = 0;  ///< in the file, for messages
+};
+
+struct MscclThreadblock {
+  int id = 0;
+  int send = -1;
+  int recv = -1;
+  int chan = 0;
+  int line = 0;
+  std::vector<MscclStep> steps;
+};
+
+struct MscclGpu {
+  int id = 0;
+  int i_chunks = 0;
+  int o_chunks = 0;
+  int s_chunks = 0;
+  int line = 0;
+  std::vector<MscclThreadblock> threadblocks;
+};
+
+struct MscclProgram {
+  std::string name;
+  std::string coll;  ///< as written: "allgather", "reduce_scatter", "allreduce", ...
+  MscclProtocol protocol = MscclProtocol::kSimple;
+  int ngpus = 0;
+  int nchunksperloop = 0;
+  int nchannels = 0;
+  bool in_place = true;
+  std::optional<std::int64_t> min_bytes;
+  std::optional<std::int64_t> max_bytes;
+  std::optional<int> nthreads;
+  int line = 0;                ///< of <algo>
+  std::vector<MscclGpu> gpus;  ///< in file order
+  /// Topology-file NPU id of each rank, from tenet's "rank_to_npu:" comment (empty when absent).
+  std::vector<NodeId> rank_to_npu;
+};
+
+/// Checks the runtime reader's lexical rules and parses the file (pugixml). Throws InputError
+/// naming `source` and the line of the first problem. Load rules are not checked here.
+MscclProgram parse_msccl_xml(const std::string& text, const std::string& source);
+
+struct MscclVerifyResult {
+  bool ok = false;
+  /// The first problem, e.g. "line 7: rank 1 tb 0 step 2: ..." or a deadlock with the waiting
+  /// threadblocks, or the first wrong slot.
+  std::string error;
+  std::string coll;
+  std::string protocol;
+  bool in_place = true;
+  int ranks = 0;
+  int nchunksperloop = 0;
+  int max_threadblocks = 0;  ///< per rank
+  int max_steps = 0;         ///< XML steps (nops included) on one rank
+  int channels = 0;
+  /// Distinct ways buffer size splits steps into primitive calls; each was executed.
+  int splits_executed = 0;
+  bool races_checked = false;
+};
+
+/// Verifies MSCCL XML text against every rule above; never throws on a bad file. With a
+/// topology, the ranks must be its NPUs (all of them, or those of the rank_to_npu comment).
+/// `check_races` off skips the vector-clock race check (the costliest part on large files).
+MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology = nullptr, bool check_races = true);
+
+}  // namespace tenet

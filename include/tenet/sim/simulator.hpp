@@ -1,0 +1,42 @@
+#pragma once
+// The congestion-aware flow-level simulator (DESIGN.md, "Simulator", binding).
+//
+// A transfer starts when all its dependencies have finished (planned times are ignored). It
+// follows its planned link, or else its route (Router: dimension order on intact tori and meshes,
+// shortest path otherwise); it first pays the sum of the alphas on its route, then moves its
+// bytes at its max-min fair share of the bandwidth of every link on the route, recomputed
+// whenever a flow starts or ends. On an idle route a transfer takes exactly
+// sum(alpha) + bytes / min(bandwidth), so a synthesized schedule replays to the synthesizer's own
+// time. A reduce additionally costs gamma per byte at its destination after the bytes arrive.
+
+#include <cstdint>
+#include <vector>
+
+#include "tenet/schedule/schedule.hpp"
+#include "tenet/topology/routing.hpp"
+#include "tenet/topology/topology.hpp"
+
+namespace tenet {
+
+struct SimOptions {
+  double gamma_us_per_byte = 0.0;  ///< reduction cost; 0 as in the papers
+  RoutingPolicy routing = RoutingPolicy::kAuto;
+};
+
+struct LinkLoad {
+  double bytes = 0.0;    ///< carried over the whole collective
+  double busy_us = 0.0;  ///< time with at least one flow moving bytes on it
+};
+
+struct SimResult {
+  double time_us = 0.0;              ///< when the last transfer ends
+  std::vector<LinkLoad> links;       ///< by LinkId of the simulated topology
+  double max_link_bytes = 0.0;
+  std::uint64_t transfers = 0;
+};
+
+/// Simulates a schedule on the topology it was made for. Throws InputError when a transfer's
+/// planned link does not exist there or joins other NPUs. Deterministic.
+SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options = {});
+
+}  // namespace tenet

@@ -1,0 +1,349 @@
+// From a Schedule to threadblocks of ordered operations.
+//
+// Mapping. Rank r is members[r]; MSCCL chunk c is schedule chunk c (nchunksperloop = members x
+// chunks per member). Where a rank keeps chunk c:
+//   in place      all-gather o[c]; reduce-scatter and all-reduce i[c] (the buffer the runtime aliases)
+//   out of place  inputs are read from i (never written: NCCL's sendbuff is const) until the rank
+//                 first receives into the chunk; from then on all-gather and all-reduce use o[c],
+//                 reduce-scatter o[c - r*C] for its own chunks and scratch for the others.
+// Each transfer is replayed in the verifier's order (effective times: reads when it starts,
+// writes when it ends, ends first on ties) to learn where every chunk is read and written; its
+// chunk list is cut into pieces contiguous in all those places (and at most `cap` long). A piece is
+// a send step on the sender (`s`) and a receive step on the receiver (`r` for a copy, `rrc` with
+// the receiver's own value as the local operand for a reduction).
+//
+// Threadblocks, fused steps and why the result cannot deadlock: msccl_threadblocks.cpp.
+//
+// Channels. Transfers between one pair of ranks that overlap in replay order get separate lanes
+// (so a FIFO never has to deliver out of order); each lane is dealt round-robin over `channels`
+// channels; ranks with more than 32 peers get their peers split into groups on further channels.
+//
+#include <algorithm>
+#include <map>
+#include <queue>
+
+#include "msccl_writer.hpp"
+
+namespace tenet::msccl_detail {
+namespace {
+
+constexpr TransferId kNone = ~TransferId{0};
+
+bool follows(const Location& previous, const Location& next) {
+  return previous.index >= 0 && next.buffer == previous.buffer && next.index == previous.index + 1;
+}
+
+class Layout {
+ public:
+  Layout(const WriterContext& context, const LayoutChoices& choices, Plan& plan)
+      : context_(context), schedule_(*context.schedule), choices_(choices), plan_(plan) {}
+
+  bool run(LimitProblem& problem) {
+    replay();
+    make_pieces();
+    find_forwards();
+    if (!assign_channels(problem)) return false;
+    make_ops();
+    return true;
+  }
+
+ private:
+  // ---- where chunks live ------------------------------------------------------------------------
+
+  bool own(int rank, int chunk) const { return chunk / context_.per_rank == rank; }
+
+  Location initial(int rank, int chunk) const {
+    if (context_.coll != Coll::kAllGather) return {MscclBuffer::kInput, chunk};
+    if (!own(rank, chunk)) return {};
+    return context_.in_place ? Location{MscclBuffer::kOutput, chunk}
+                             : Location{MscclBuffer::kInput, chunk - rank * context_.per_rank};
+  }
+
+  Location work(int rank, int chunk) const {
+    switch (context_.coll) {
+      case Coll::kAllGather: return {MscclBuffer::kOutput, chunk};
+      case Coll::kAllReduce: return {context_.in_place ? MscclBuffer::kInput : MscclBuffer::kOutput, chunk};
+      case Coll::kReduceScatter:
+        if (context_.in_place) return {MscclBuffer::kInput, chunk};
+        if (own(rank, chunk)) return {MscclBuffer::kOutput, chunk - rank * context_.per_rank};
+        return {MscclBuffer::kScratch, chunk < rank * context_.per_rank ? chunk : chunk - context_.per_rank};
+    }
+    return {};
+  }
+
+  std::size_t slot(int rank, ChunkId chunk) const {
+    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(context_.chunks) + chunk;
+  }
+
+  Location home(int rank, ChunkId chunk) const {
+    return written_[slot(rank, chunk)] ? work(rank, static_cast<int>(chunk)) : initial(rank, static_cast<int>(chunk));
+  }
+
+  /// Replays the schedule in the verifier's event order, recording where each chunk of each
+  /// transfer is read and written and which transfer last wrote what a send reads.
+  void replay() {
+    const std::size_t count = schedule_.size();
+    entry_base_.assign(count + 1, 0);
+    for (std::size_t t = 0; t < count; ++t) entry_base_[t + 1] = entry_base_[t] + schedule_.transfer(static_cast<TransferId>(t)).chunk_count;
+    const std::uint64_t entries = entry_base_.back();
+    read_.assign(entries, {});
+    write_.assign(entries, {});
+    operand_.assign(entries, {});
+    writer_of_read_.assign(entries, kNone);
+    written_.assign(static_cast<std::size_t>(context_.ranks) * static_cast<std::size_t>(context_.chunks), 0);
+    std::vector<TransferId> last_writer(written_.size(), kNone);
+    send_event_.assign(count, 0);
+    recv_event_.assign(count, 0);
+
+    std::vector<double> start(count);
+    std::vector<double> end(count);
+    for (std::size_t t = 0; t < count; ++t) {
+      const Transfer& transfer = schedule_.transfer(static_cast<TransferId>(t));
+      double begin = transfer.start_us;
+      for (TransferId dep : schedule_.deps_of(transfer)) begin = std::max(begin, end[dep]);
+      start[t] = begin;
+      end[t] = std::max(begin, transfer.end_us);
+    }
+    start_order_.resize(count);
+    for (std::size_t t = 0; t < count; ++t) start_order_[t] = static_cast<TransferId>(t);
+    std::stable_sort(start_order_.begin(), start_order_.end(), [&](TransferId a, TransferId b) { return start[a] < start[b]; });
+
+    using Pending = std::pair<double, TransferId>;
+    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
+    std::uint64_t event = 0;
+    const auto apply_end = [&](TransferId t) {
+      const Transfer& transfer = schedule_.transfer(t);
+      const int rank = context_.rank_of[transfer.dst];
+      recv_event_[t] = event++;
+      const auto chunks = schedule_.chunks_of(transfer);
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const std::uint64_t e = entry_base_[t] + i;
+        operand_[e] = home(rank, chunks[i]);
+        write_[e] = work(rank, static_cast<int>(chunks[i]));
+        written_[slot(rank, chunks[i])] = 1;
+        last_writer[slot(rank, chunks[i])] = t;
+      }
+    };
+    for (TransferId t : start_order_) {
+      while (!pending.empty() && pending.top().first <= start[t]) {
+        const TransferId done = pending.top().second;
+        pending.pop();
+        apply_end(done);
+      }
+      const Transfer& transfer = schedule_.transfer(t);
+      const int rank = context_.rank_of[transfer.src];
+      send_event_[t] = event++;
+      const auto chunks = schedule_.chunks_of(transfer);
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const std::uint64_t e = entry_base_[t] + i;
+        read_[e] = home(rank, chunks[i]);
+        writer_of_read_[e] = last_writer[slot(rank, chunks[i])];
+      }
+      pending.push({end[t], t});
+    }
+    while (!pending.empty()) {
+      const TransferId done = pending.top().second;
+      pending.pop();
+      apply_end(done);
+    }
+  }
+
+  void make_pieces() {
+    const std::size_t count = schedule_.size();
+    piece_base_.assign(count + 1, 0);
+    for (std::size_t t = 0; t < count; ++t) {
+      piece_base_[t] = static_cast<int>(plan_.pieces.size());
+      const Transfer& transfer = schedule_.transfer(static_cast<TransferId>(t));
+      const bool reduce = transfer.kind == TransferKind::kReduce;
+      const std::uint64_t base = entry_base_[t];
+      for (std::uint32_t i = 0; i < transfer.chunk_count; ++i) {
+        const std::uint64_t e = base + i;
+        Piece* current = plan_.pieces.size() > static_cast<std::size_t>(piece_base_[t]) ? &plan_.pieces.back() : nullptr;
+        const bool extend = current != nullptr && current->cnt < choices_.cap && follows(read_[e - 1], read_[e]) &&
+                            follows(write_[e - 1], write_[e]) && (!reduce || follows(operand_[e - 1], operand_[e]));
+        if (extend) {
+          ++current->cnt;
+          continue;
+        }
+        Piece piece;
+        piece.transfer = static_cast<TransferId>(t);
+        piece.sender = context_.rank_of[transfer.src];
+        piece.receiver = context_.rank_of[transfer.dst];
+        piece.reduce = reduce;
+        piece.cnt = 1;
+        piece.entry = e;
+        piece.read = read_[e];
+        piece.write = write_[e];
+        piece.operand = operand_[e];
+        piece.send_event = send_event_[t];
+        piece.recv_event = recv_event_[t];
+        piece.part = static_cast<int>(plan_.pieces.size()) - piece_base_[t];
+        plan_.pieces.push_back(piece);
+      }
+    }
+    piece_base_[count] = static_cast<int>(plan_.pieces.size());
+  }
+
+  ChunkId chunk_at(std::uint64_t entry, TransferId transfer) const {
+    return schedule_.chunks_of(schedule_.transfer(transfer))[entry - entry_base_[transfer]];
+  }
+
+  /// A piece forwards a received one when it sends exactly those chunks, from where that receive
+  /// put them, and nothing wrote them in between: then one `rcs`/`rrcs` step can do both.
+  void find_forwards() {
+    for (Piece& piece : plan_.pieces) {
+      const TransferId source = writer_of_read_[piece.entry];
+      if (source == kNone) continue;
+      bool same_writer = true;
+      for (int i = 1; i < piece.cnt && same_writer; ++i) same_writer = writer_of_read_[piece.entry + static_cast<std::uint64_t>(i)] == source;
+      if (!same_writer) continue;
+      const ChunkId first = chunk_at(piece.entry, piece.transfer);
+      for (int q = piece_base_[source]; q < piece_base_[source + 1]; ++q) {
+        const Piece& received = plan_.pieces[static_cast<std::size_t>(q)];
+        if (received.cnt != piece.cnt || chunk_at(received.entry, source) != first || !(received.write == piece.read)) continue;
+        bool same = true;
+        for (int i = 1; i < piece.cnt && same; ++i) {
+          same = chunk_at(received.entry + static_cast<std::uint64_t>(i), source) ==
+                 chunk_at(piece.entry + static_cast<std::uint64_t>(i), piece.transfer);
+        }
+        if (same) piece.forwards = q;
+        break;
+      }
+    }
+  }
+
+  // ---- channels ---------------------------------------------------------------------------------
+
+  bool assign_channels(LimitProblem& problem) {
+    // Pairs in the order their first transfer starts, transfers of a pair in start order.
+    std::map<std::pair<int, int>, std::vector<TransferId>> by_pair;
+    for (TransferId t : start_order_) {
+      const Transfer& transfer = schedule_.transfer(t);
+      by_pair[{context_.rank_of[transfer.src], context_.rank_of[transfer.dst]}].push_back(t);
+    }
+    // Peer groups: a rank may have 32 send peers and 32 receive peers per channel.
+    std::vector<std::map<int, int>> out_per_group(static_cast<std::size_t>(context_.ranks));
+    std::vector<std::map<int, int>> in_per_group(static_cast<std::size_t>(context_.ranks));
+    std::map<std::pair<int, int>, int> group_of;
+    int groups = 1;
+    for (const auto& [pair, transfers] : by_pair) {
+      int group = 0;
+      while (out_per_group[static_cast<std::size_t>(pair.first)][group] >= kMaxPeersPerChannel ||
+             in_per_group[static_cast<std::size_t>(pair.second)][group] >= kMaxPeersPerChannel) {
+        ++group;
+      }
+      ++out_per_group[static_cast<std::size_t>(pair.first)][group];
+      ++in_per_group[static_cast<std::size_t>(pair.second)][group];
+      group_of[pair] = group;
+      groups = std::max(groups, group + 1);
+    }
+    // Lanes: a transfer joins the first lane whose last transfer has ended before it starts.
+    std::map<std::pair<int, int>, std::vector<int>> lane_of_pair;
+    int lanes = 1;
+    for (const auto& [pair, transfers] : by_pair) {
+      std::vector<std::uint64_t> last_end;
+      std::vector<int> dealt;
+      for (TransferId t : transfers) {
+        std::size_t lane = 0;
+        while (lane < last_end.size() && last_end[lane] > send_event_[t]) ++lane;
+        if (lane == last_end.size()) {
+          last_end.push_back(0);
+          dealt.push_back(0);
+        }
+        last_end[lane] = recv_event_[t];
+        for (int q = piece_base_[t]; q < piece_base_[t + 1]; ++q) {
+          const int slot_in_lane = dealt[lane]++ % static_cast<int>(choices_.channels);
+          plan_.pieces[static_cast<std::size_t>(q)].channel =
+              group_of[pair] + groups * (static_cast<int>(lane) * static_cast<int>(choices_.channels) + slot_in_lane);
+        }
+      }
+      lanes = std::max(lanes, static_cast<int>(last_end.size()));
+    }
+    plan_.nchannels = 1;
+    for (const Piece& piece : plan_.pieces) plan_.nchannels = std::max(plan_.nchannels, piece.channel + 1);
+    if (plan_.nchannels > kMaxChannels) {
+      problem.message = "the file would need " + std::to_string(plan_.nchannels) + " channels (" + std::to_string(groups) +
+                        " peer group(s) of at most 32 peers x " + std::to_string(lanes) +
+                        " overlapping transfer lane(s) between a pair of ranks x " + std::to_string(choices_.channels) +
+                        " channel(s) per lane); the runtime has 32";
+      problem.fewer_channels_help = choices_.channels > 1;
+      return false;
+    }
+    return true;
+  }
+
+  // ---- operations and threadblocks --------------------------------------------------------------
+
+  void make_ops() {
+    plan_.ranks.assign(static_cast<std::size_t>(context_.ranks), {});
+    for (std::size_t q = 0; q < plan_.pieces.size(); ++q) {
+      const Piece& piece = plan_.pieces[q];
+      Op send;
+      send.kind = OpKind::kSend;
+      send.piece = static_cast<int>(q);
+      send.event = static_cast<std::int64_t>(piece.send_event);
+      send.part = piece.part;
+      plan_.ranks[static_cast<std::size_t>(piece.sender)].ops.push_back(send);
+      Op receive = send;
+      receive.kind = OpKind::kRecv;
+      receive.event = static_cast<std::int64_t>(piece.recv_event);
+      plan_.ranks[static_cast<std::size_t>(piece.receiver)].ops.push_back(receive);
+    }
+    for (int rank = 0; rank < context_.ranks; ++rank) add_result_copies(rank);
+  }
+
+  /// Out of place, a result slot nothing received into still has its value only in i: copy it.
+  void add_result_copies(int rank) {
+    RankPlan& plan = plan_.ranks[static_cast<std::size_t>(rank)];
+    const int c = context_.per_rank;
+    const bool every_chunk = context_.coll == Coll::kAllReduce;
+    const int first = every_chunk ? 0 : rank * c;
+    const int last = every_chunk ? context_.chunks : (rank + 1) * c;
+    for (int chunk = first; chunk < last; ++chunk) {
+      if (context_.in_place || written_[slot(rank, static_cast<ChunkId>(chunk))]) continue;
+      const Location from = initial(rank, chunk);
+      const Location to = work(rank, chunk);
+      if (!plan.ops.empty() && plan.ops.back().kind == OpKind::kCopy && plan.ops.back().copy_cnt < choices_.cap &&
+          from.index == plan.ops.back().copy_src.index + plan.ops.back().copy_cnt &&
+          to.index == plan.ops.back().copy_dst.index + plan.ops.back().copy_cnt) {
+        ++plan.ops.back().copy_cnt;
+        continue;
+      }
+      Op copy;
+      copy.kind = OpKind::kCopy;
+      copy.copy_src = from;
+      copy.copy_dst = to;
+      copy.copy_cnt = 1;
+      copy.event = -1;
+      copy.part = static_cast<int>(plan.ops.size());
+      plan.ops.push_back(copy);
+    }
+  }
+
+  const WriterContext& context_;
+  const Schedule& schedule_;
+  const LayoutChoices& choices_;
+  Plan& plan_;
+
+  std::vector<std::uint64_t> entry_base_;
+  std::vector<int> piece_base_;
+  std::vector<Location> read_;
+  std::vector<Location> write_;
+  std::vector<Location> operand_;
+  std::vector<TransferId> writer_of_read_;
+  std::vector<char> written_;
+  std::vector<std::uint64_t> send_event_;
+  std::vector<std::uint64_t> recv_event_;
+  std::vector<TransferId> start_order_;
+};
+
+}  // namespace
+
+bool lay_out(const WriterContext& context, const LayoutChoices& choices, Plan& plan, LimitProblem& problem) {
+  plan = Plan{};
+  if (!Layout(context, choices, plan).run(problem)) return false;
+  form_threadblocks(context, choices, plan);
+  return true;
+}
+
+}  // namespace tenet::msccl_detail

@@ -1,0 +1,76 @@
+// verify_msccl_xml: the passes of msccl_internal.hpp in order, stopping at the first problem. The
+// interpreter runs once per distinct call split, the finest (each step of cnt c as c calls, as with
+// large buffers) first with race checking; the others can only change where FIFOs fill up.
+
+#include <set>
+
+#include "msccl_internal.hpp"
+
+namespace tenet {
+namespace {
+
+/// With a topology, the ranks must be its NPUs: those of the rank_to_npu comment, or all of them.
+std::string check_ranks(const MscclProgram& program, const Topology& topology) {
+  if (program.rank_to_npu.empty()) {
+    if (static_cast<std::uint32_t>(program.ngpus) != topology.npu_count()) {
+      return "ngpus=\"" + std::to_string(program.ngpus) + "\" but topology '" + topology.name + "' has " +
+             std::to_string(topology.npu_count()) + " NPUs, and no rank_to_npu comment maps ranks to some of them";
+    }
+    return "";
+  }
+  if (program.rank_to_npu.size() != static_cast<std::size_t>(program.ngpus)) {
+    return "the rank_to_npu comment lists " + std::to_string(program.rank_to_npu.size()) + " NPUs for ngpus=\"" +
+           std::to_string(program.ngpus) + "\"";
+  }
+  std::set<NodeId> npus;
+  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) npus.insert(topology.original_npu_id(npu));
+  std::set<NodeId> seen;
+  for (std::size_t rank = 0; rank < program.rank_to_npu.size(); ++rank) {
+    const NodeId npu = program.rank_to_npu[rank];
+    if (npus.count(npu) == 0) {
+      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(npu) + ", which topology '" +
+             topology.name + "' does not have (or has failed)";
+    }
+    if (!seen.insert(npu).second) return "rank_to_npu maps two ranks to NPU " + std::to_string(npu);
+  }
+  return "";
+}
+
+}  // namespace
+
+MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology, bool check_races) {
+  using namespace msccl_detail;
+  MscclVerifyResult result;
+  MscclProgram program;
+  result.error = parse_program(text, program);
+  if (!result.error.empty()) return result;
+  result.coll = program.coll;
+  result.protocol = msccl_protocol_name(program.protocol);
+  result.in_place = program.in_place;
+  result.ranks = program.ngpus;
+  result.nchunksperloop = program.nchunksperloop;
+  LoadedProgram loaded;
+  result.error = load_program(program, loaded);
+  if (!result.error.empty()) return result;
+  if (topology != nullptr) {
+    result.error = check_ranks(program, *topology);
+    if (!result.error.empty()) return result;
+  }
+  result.max_threadblocks = loaded.max_threadblocks;
+  result.max_steps = loaded.max_steps;
+  result.channels = program.nchannels;
+  const std::vector<int> splits = distinct_splits(loaded);
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    const ExecutionOutcome outcome = execute_program(loaded, splits[i], check_races && i == 0);
+    if (i == 0) result.races_checked = outcome.races_checked;
+    if (!outcome.problem.empty()) {
+      result.error = outcome.problem;
+      return result;
+    }
+    ++result.splits_executed;
+  }
+  result.ok = true;
+  return result;
+}
+
+}  // namespace tenet

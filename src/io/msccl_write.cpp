@@ -1,0 +1,371 @@
+// schedule_to_msccl_xml: lay out, add dependencies, check the limits, print, and run the checker
+// on the result. Layouts are tried from the fastest to the most conservative; the first the
+// interpreter runs to the right result at every call split is returned. When a schedule does not
+// fit the runtime's limits, the error names the limit and a change that fits: the number of
+// channels is found by trying, the number of chunks per NPU estimated from how far over it is.
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "msccl_writer.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
+
+namespace tenet {
+namespace {
+
+using namespace msccl_detail;
+
+/// The runtime uses a file for calls of minBytes <= bytes < maxBytes, maxBytes 128 MiB by default.
+constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t{1} << 27;
+
+/// Past the default, maxBytes must be written or the size the schedule was made for is never run
+/// with it; twice that size leaves room around it.
+std::uint64_t max_bytes(const Schedule& schedule) {
+  return schedule.size_bytes() < kDefaultMaxBytes ? kDefaultMaxBytes : 2 * schedule.size_bytes();
+}
+
+/// Printable ASCII without "--", for comments (the reader ends a comment at the first "-->").
+std::string comment_safe(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool printable = c >= ' ' && c <= '~';
+    if (!printable) {
+      out += '?';
+    } else if (c == '-' && !out.empty() && out.back() == '-') {
+      out += " -";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string default_name(const Schedule& schedule, const Topology& topology) {
+  std::string name = "tenet_";
+  name += schedule.algorithm();
+  name += "_";
+  name += collective_name(schedule.collective());
+  name += "_";
+  name += topology.name;
+  for (char& c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!keep) c = '_';
+  }
+  if (name.size() > 63) name.resize(63);
+  return name;
+}
+
+void check_step_floor(const WriterContext& context, const Topology& topology);
+
+WriterContext make_context(const Schedule& schedule, const MscclWriteOptions& options, const Topology& topology) {
+  WriterContext context;
+  context.schedule = &schedule;
+  context.coll = schedule.collective() == CollectiveKind::kAllGather       ? Coll::kAllGather
+                 : schedule.collective() == CollectiveKind::kReduceScatter ? Coll::kReduceScatter
+                                                                           : Coll::kAllReduce;
+  context.in_place = options.in_place;
+  context.ranks = static_cast<int>(schedule.members().size());
+  context.per_rank = static_cast<int>(schedule.chunks_per_member());
+  context.fifo_calls = static_cast<int>(msccl_fifo_calls(options.protocol));
+  if (context.ranks < 2) throw InputError("", "MSCCL XML", "an MSCCL algorithm needs at least 2 ranks");
+  if (context.ranks > kMaxChildren) {
+    throw InputError("", "MSCCL XML",
+                     std::to_string(context.ranks) + " ranks: the runtime's reader keeps at most 1024 <gpu> elements "
+                     "(MAX_SUBS children of <algo>); use fewer NPUs (--members)");
+  }
+  const double chunks = static_cast<double>(context.ranks) * context.per_rank;
+  if (chunks > kMaxOffset) {
+    throw InputError("", "MSCCL XML",
+                     "nchunksperloop would be " + std::to_string(static_cast<long long>(chunks)) +
+                         " but the runtime stores chunk offsets in 16 bits (at most 32767): use at most " +
+                         std::to_string(kMaxOffset / context.ranks) + " chunks per NPU (--chunks-per-npu)");
+  }
+  context.chunks = static_cast<int>(chunks);
+  NodeId largest = 0;
+  for (NodeId member : schedule.members()) largest = std::max(largest, member);
+  for (const Transfer& transfer : schedule.transfers()) largest = std::max({largest, transfer.src, transfer.dst});
+  context.rank_of.assign(static_cast<std::size_t>(largest) + 1, -1);
+  for (std::size_t r = 0; r < schedule.members().size(); ++r) context.rank_of[schedule.members()[r]] = static_cast<int>(r);
+  for (std::size_t t = 0; t < schedule.size(); ++t) {
+    const Transfer& transfer = schedule.transfer(static_cast<TransferId>(t));
+    for (NodeId npu : {transfer.src, transfer.dst}) {
+      if (context.rank_of[npu] < 0) {
+        throw InputError("", "MSCCL XML",
+                         "transfer " + std::to_string(t) + " passes through NPU " + std::to_string(topology.original_npu_id(npu)) +
+                             ", which is not a member: MSCCL moves data only between the communicator's ranks; "
+                             "choose members that are connected among themselves, or run on all NPUs");
+      }
+    }
+  }
+  check_step_floor(context, topology);
+  return context;
+}
+
+/// Every transfer is at least one step on its sender or receiver (a fused step serves one of each),
+/// so a rank with more receives or sends than the node limit allows cannot fit whatever the
+/// layout: refused before the layout allocates its per-chunk tables.
+void check_step_floor(const WriterContext& context, const Topology& topology) {
+  const Schedule& schedule = *context.schedule;
+  std::vector<std::uint64_t> receives(static_cast<std::size_t>(context.ranks), 0);
+  std::vector<std::uint64_t> sends(static_cast<std::size_t>(context.ranks), 0);
+  for (const Transfer& transfer : schedule.transfers()) {
+    ++sends[static_cast<std::size_t>(context.rank_of[transfer.src])];
+    ++receives[static_cast<std::size_t>(context.rank_of[transfer.dst])];
+  }
+  const std::uint64_t room = static_cast<std::uint64_t>(kMaxNodes - 1 - context.ranks);
+  for (int rank = 0; rank < context.ranks; ++rank) {
+    const std::uint64_t floor = std::max(receives[static_cast<std::size_t>(rank)], sends[static_cast<std::size_t>(rank)]);
+    if (floor < room) continue;
+    const double excess = static_cast<double>(floor) / static_cast<double>(std::max<std::uint64_t>(room, 1));
+    const int chunks = static_cast<int>(std::floor(context.per_rank / excess * 0.9));
+    std::string message = "rank " + std::to_string(rank) + " (NPU " + std::to_string(topology.original_npu_id(schedule.members()[static_cast<std::size_t>(rank)])) +
+                          ") receives " + std::to_string(receives[static_cast<std::size_t>(rank)]) + " transfers and sends " +
+                          std::to_string(sends[static_cast<std::size_t>(rank)]) +
+                          ", at least one step each, but the runtime's reader loads at most 4095 XML nodes per rank (" +
+                          std::to_string(room) + " steps with " + std::to_string(context.ranks) + " gpus): ";
+    message += chunks >= 1 ? "use fewer chunks per NPU (about " + std::to_string(chunks) + ", --chunks-per-npu " + std::to_string(chunks) + ")"
+                           : std::string("even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)");
+    throw InputError("", "MSCCL XML", message);
+  }
+}
+
+/// One attempt: a plan within the limits, or false with the limit it exceeds.
+bool plan_for(const WriterContext& context, const LayoutChoices& choices, Plan& plan, LimitProblem& problem) {
+  return lay_out(context, choices, plan, problem) && add_dependencies(context, plan, problem);
+}
+
+std::string suggestion(const WriterContext& context, const LayoutChoices& choices, const LimitProblem& problem) {
+  const auto fits = [&](std::uint32_t channels) {
+    LayoutChoices other = choices;
+    other.channels = channels;
+    Plan plan;
+    LimitProblem ignored;
+    return plan_for(context, other, plan, ignored);
+  };
+  if (problem.channels_help) {
+    for (std::uint32_t channels = choices.channels + 1; channels <= static_cast<std::uint32_t>(kMaxChannels); ++channels) {
+      if (fits(channels)) {
+        return "spread each connection over " + std::to_string(channels) + " channels (--channels " + std::to_string(channels) +
+               ") or use fewer chunks per NPU";
+      }
+    }
+  }
+  if (problem.fewer_channels_help) {
+    for (std::uint32_t channels = choices.channels - 1; channels >= 1; --channels) {
+      if (fits(channels)) return "use fewer channels (--channels " + std::to_string(channels) + ")";
+    }
+  }
+  if (context.per_rank > 1 && problem.excess > 1.0) {
+    // Steps grow about linearly with chunks per NPU; aim 10% under to leave room for nops, and
+    // spread the threadblocks that would still be too long over more channels.
+    const int chunks = std::max(1, static_cast<int>(std::floor(context.per_rank / problem.excess * 0.9)));
+    const double tb_steps = problem.tb_steps * static_cast<double>(chunks) / context.per_rank * 1.1;
+    const auto channels = static_cast<std::uint32_t>(std::ceil(choices.channels * tb_steps / kMaxSteps));
+    std::string text = "use fewer chunks per NPU (about " + std::to_string(chunks) + ", --chunks-per-npu " + std::to_string(chunks);
+    if (channels > choices.channels) text += " with --channels " + std::to_string(channels);
+    return text + ")";
+  }
+  return "even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)";
+}
+
+/// Prints one `<step>` with the attributes in msccl-tools' order (SPEC section 10).
+void print_step(std::string& out, int s, const char* type, const Location& src, const Location& dst, int cnt, int depid,
+                int deps, bool hasdep) {
+  out += "      <step s=\"" + std::to_string(s) + "\" type=\"";
+  out += type;
+  out += "\" srcbuf=\"";
+  out += msccl_buffer_name(src.buffer);
+  out += "\" srcoff=\"" + std::to_string(src.index) + "\" dstbuf=\"";
+  out += msccl_buffer_name(dst.buffer);
+  out += "\" dstoff=\"" + std::to_string(dst.index) + "\" cnt=\"" + std::to_string(cnt) + "\" depid=\"" + std::to_string(depid) +
+         "\" deps=\"" + std::to_string(deps) + "\" hasdep=\"" + (hasdep ? "1" : "0") + "\"/>\n";
+}
+
+void print_op(std::string& out, const Plan& plan, const Op& op) {
+  const Location nowhere_in{MscclBuffer::kInput, -1};
+  const Location nowhere_out{MscclBuffer::kOutput, -1};
+  // Several dependencies: one nop per extra dependency, directly before the step (SPEC 6.3).
+  const int first = op.position - std::max(0, static_cast<int>(op.deps.size()) - 1);
+  for (std::size_t d = 1; d < op.deps.size(); ++d) {
+    print_step(out, first + static_cast<int>(d) - 1, "nop", nowhere_in, nowhere_out, 0, op.deps[d].first, op.deps[d].second, false);
+  }
+  const int depid = op.deps.empty() ? -1 : op.deps[0].first;
+  const int deps = op.deps.empty() ? -1 : op.deps[0].second;
+  if (op.kind == OpKind::kCopy) {
+    print_step(out, op.position, "cpy", op.copy_src, op.copy_dst, op.copy_cnt, depid, deps, op.awaited);
+    return;
+  }
+  const Piece& piece = plan.pieces[static_cast<std::size_t>(op.piece)];
+  switch (op.kind) {
+    case OpKind::kSend:
+      // Unused dst: where the receiver puts it (as msccl-tools writes).
+      print_step(out, op.position, "s", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
+      break;
+    case OpKind::kRecv:
+      if (piece.reduce) print_step(out, op.position, "rrc", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
+      else print_step(out, op.position, "r", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
+      break;
+    case OpKind::kFused:
+      if (piece.reduce) print_step(out, op.position, "rrcs", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
+      else print_step(out, op.position, "rcs", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
+      break;
+    case OpKind::kCopy:
+      break;
+  }
+}
+
+const char* coll_name(Coll coll) {
+  switch (coll) {
+    case Coll::kAllGather: return "allgather";
+    case Coll::kReduceScatter: return "reduce_scatter";
+    case Coll::kAllReduce: return "allreduce";
+  }
+  return "allreduce";
+}
+
+/// One comment line; appended in pieces (GCC 12 warns falsely on "literal" + temporary string).
+void print_comment(std::string& out, const std::string& text) {
+  out += "<!-- ";
+  out += comment_safe(text);
+  out += " -->\n";
+}
+
+void print_provenance(std::string& out, const WriterContext& context, const Schedule& schedule, const Topology& topology,
+                      const MscclWriteOptions& options) {
+  std::string line = "tenet " TENET_VERSION ": ";
+  line += schedule.algorithm();
+  line += ' ';
+  line += collective_name(schedule.collective());
+  line += " on topology ";
+  line += topology.name;
+  line += ", " + std::to_string(context.ranks) + " ranks, " + std::to_string(context.per_rank) + " chunk(s) per NPU, made for ";
+  line += format_size(schedule.size_bytes());
+  line += " (" + std::to_string(schedule.size_bytes()) + " bytes)";
+  if (options.seed) line += ", seed " + std::to_string(*options.seed);
+  print_comment(out, line);
+  std::string use = "protocol ";
+  use += msccl_protocol_name(options.protocol);
+  use += options.in_place ? ", in-place" : ", out-of-place";
+  use += ": the runtime uses it for ";
+  use += options.in_place ? "in-place " : "out-of-place ";
+  use += coll_name(context.coll);
+  use += " calls on " + std::to_string(context.ranks) + " ranks whose element count";
+  if (context.coll != Coll::kAllReduce) use += " times " + std::to_string(context.ranks);
+  use += " is a multiple of " + std::to_string(context.chunks) + ", of 0 <= bytes < " + std::to_string(max_bytes(schedule));
+  if (max_bytes(schedule) == kDefaultMaxBytes) use += " (the default: no minBytes/maxBytes given)";
+  print_comment(out, use);
+  std::string mapping = "rank_to_npu:";
+  for (NodeId member : schedule.members()) {
+    mapping += ' ';
+    mapping += std::to_string(topology.original_npu_id(member));
+  }
+  print_comment(out, mapping);
+}
+
+std::string print(const WriterContext& context, const Plan& plan, const Schedule& schedule, const Topology& topology,
+                  const MscclWriteOptions& options, const std::string& name) {
+  std::string out;
+  if (options.provenance) print_provenance(out, context, schedule, topology, options);
+  const int n = context.chunks;
+  const int c = context.per_rank;
+  out += "<algo name=\"" + name + "\" proto=\"" + msccl_protocol_name(options.protocol) + "\" nchannels=\"" +
+         std::to_string(plan.nchannels) + "\" nchunksperloop=\"" + std::to_string(n) + "\" ngpus=\"" +
+         std::to_string(context.ranks) + "\" coll=\"" + coll_name(context.coll) + "\" inplace=\"" +
+         (options.in_place ? "1" : "0") + "\"";
+  if (max_bytes(schedule) != kDefaultMaxBytes) out += " minBytes=\"0\" maxBytes=\"" + std::to_string(max_bytes(schedule)) + "\"";
+  out += ">\n";
+  // Buffers the file never names are declared with 0 chunks, as msccl-tools does.
+  int i_chunks = 0;
+  int o_chunks = 0;
+  int s_chunks = 0;
+  switch (context.coll) {
+    case Coll::kAllGather:
+      i_chunks = options.in_place ? 0 : c;
+      o_chunks = n;
+      break;
+    case Coll::kReduceScatter:
+      i_chunks = n;
+      o_chunks = options.in_place ? 0 : c;
+      s_chunks = options.in_place ? 0 : n - c;
+      break;
+    case Coll::kAllReduce:
+      i_chunks = n;
+      o_chunks = options.in_place ? 0 : n;
+      break;
+  }
+  for (int rank = 0; rank < context.ranks; ++rank) {
+    const RankPlan& ranks_plan = plan.ranks[static_cast<std::size_t>(rank)];
+    out += "  <gpu id=\"" + std::to_string(rank) + "\" i_chunks=\"" + std::to_string(i_chunks) + "\" o_chunks=\"" +
+           std::to_string(o_chunks) + "\" s_chunks=\"" + std::to_string(s_chunks) + "\"";
+    if (ranks_plan.tbs.empty()) {
+      out += "/>\n";
+      continue;
+    }
+    out += ">\n";
+    for (std::size_t t = 0; t < ranks_plan.tbs.size(); ++t) {
+      const PlannedTb& tb = ranks_plan.tbs[t];
+      out += "    <tb id=\"" + std::to_string(t) + "\" send=\"" + std::to_string(tb.send) + "\" recv=\"" +
+             std::to_string(tb.recv) + "\" chan=\"" + std::to_string(tb.chan) + "\">\n";
+      for (int index : tb.ops) print_op(out, plan, ranks_plan.ops[static_cast<std::size_t>(index)]);
+      out += "    </tb>\n";
+    }
+    out += "  </gpu>\n";
+  }
+  out += "</algo>\n";
+  return out;
+}
+
+std::string checked_name(const MscclWriteOptions& options, const Schedule& schedule, const Topology& topology) {
+  if (options.name.empty()) return default_name(schedule, topology);
+  const bool plain = std::all_of(options.name.begin(), options.name.end(), [](char c) {
+    return c > ' ' && c <= '~' && c != '"' && c != '<' && c != '>' && c != '&';
+  });
+  if (!plain || options.name.size() > 63) {
+    throw InputError("", "MSCCL XML", "algorithm name '" + options.name +
+                                          "': at most 63 printable characters without spaces, quotes, '<', '>' or '&'");
+  }
+  return options.name;
+}
+
+}  // namespace
+
+std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  if (options.channels < 1 || options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
+    throw InputError("", "--channels", "must be 1..32 (the runtime's channels)");
+  }
+  const std::string name = checked_name(options, schedule, topology);
+  const WriterContext context = make_context(schedule, options, topology);
+  const int fifo = context.fifo_calls;
+  // From the fastest layout to the most conservative: fused forwards and long steps first; then
+  // unpaired tbs; then steps no longer than a FIFO holds; then single chunks.
+  const LayoutChoices attempts[] = {{true, kMaxCount, options.channels},
+                                    {false, kMaxCount, options.channels},
+                                    {false, fifo, options.channels},
+                                    {false, 1, options.channels}};
+  std::string first_failure;
+  std::string limit_after_failure;
+  for (std::size_t a = 0; a < std::size(attempts); ++a) {
+    Plan plan;
+    LimitProblem problem;
+    if (!plan_for(context, attempts[a], plan, problem)) {
+      if (a == 0) throw InputError("", "MSCCL XML", problem.message + ": " + suggestion(context, attempts[a], problem));
+      if (limit_after_failure.empty()) limit_after_failure = problem.message;
+      continue;
+    }
+    std::string text = print(context, plan, schedule, topology, options, name);
+    // Races are excluded by construction (msccl_deps.cpp); deadlocks and the result are checked.
+    const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
+    if (check.ok) return text;
+    if (first_failure.empty()) first_failure = check.error;
+  }
+  if (!limit_after_failure.empty()) {
+    throw InputError("", "MSCCL XML",
+                     "the layouts within the runtime's limits fail (" + first_failure + "), and the safer ones exceed them: " +
+                         limit_after_failure);
+  }
+  throw std::logic_error("the MSCCL writer produced no layout that passes its own verification: " + first_failure);
+}
+
+}  // namespace tenet

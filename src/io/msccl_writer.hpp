@@ -1,0 +1,129 @@
+#pragma once
+// The writer's plan, between a Schedule and its text. Private to src/io.
+//
+// msccl_layout.cpp turns transfers into pieces (runs of chunks contiguous in every buffer they
+// touch) and operations (a send on the sender, a receive on the receiver) and deals them to
+// channels; msccl_threadblocks.cpp groups them into threadblocks in replay order and fuses a
+// receive with the send that forwards it into one step.
+// msccl_deps.cpp adds the dependencies that order conflicting accesses from different threadblocks
+// and places nops. msccl_write.cpp checks the limits, prints the text and verifies it.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "msccl_internal.hpp"
+#include "tenet/schedule/schedule.hpp"
+
+namespace tenet::msccl_detail {
+
+/// A chunk position in a rank's buffers; index -1: nowhere (an all-gather chunk not yet received).
+struct Location {
+  MscclBuffer buffer = MscclBuffer::kInput;
+  int index = -1;
+  bool operator==(const Location&) const = default;
+};
+
+/// What the writer knows about the collective, fixed for all layouts it tries.
+struct WriterContext {
+  const Schedule* schedule = nullptr;
+  Coll coll = Coll::kAllReduce;
+  bool in_place = true;
+  int ranks = 0;
+  int per_rank = 1;   ///< chunks per member (C in SPEC)
+  int chunks = 0;     ///< nchunksperloop (N)
+  int fifo_calls = 2;
+  std::vector<int> rank_of;  ///< NPU id -> rank, -1 for non-members
+};
+
+/// Choices one attempt makes; msccl_write.cpp retries with safer ones when a layout fails.
+struct LayoutChoices {
+  bool pair = true;          ///< pair a receive peer with a send peer in one tb, fusing forwards
+  int cap = kMaxCount;       ///< largest cnt of one step
+  std::uint32_t channels = 1;
+};
+
+struct Piece {
+  TransferId transfer = 0;
+  int sender = 0;
+  int receiver = 0;
+  bool reduce = false;
+  int cnt = 0;
+  std::uint64_t entry = 0;   ///< its first chunk, as an index into the writer's per-chunk arrays
+  Location read;             ///< on the sender
+  Location write;            ///< on the receiver
+  Location operand;          ///< the receiver's local operand of a reduction
+  std::uint64_t send_event = 0;
+  std::uint64_t recv_event = 0;
+  int part = 0;              ///< index among its transfer's pieces
+  int channel = 0;
+  int forwards = -1;         ///< the received piece whose data this one sends on unchanged, if any
+};
+
+enum class OpKind { kSend, kRecv, kFused, kCopy };
+
+/// One step-to-be. Order is (event, part): the replay event of the access (start for a send, end
+/// for a receive, -1 for the out-of-place copies that come first).
+struct Op {
+  OpKind kind = OpKind::kSend;
+  int piece = -1;     ///< kSend / kRecv: the piece; kFused: the piece received
+  int forward = -1;   ///< kFused: the piece sent on
+  Location copy_src;  ///< kCopy
+  Location copy_dst;
+  int copy_cnt = 0;
+  std::int64_t event = 0;
+  int part = 0;
+  int tb = -1;        ///< -1: absorbed into a fused op
+  int index = 0;      ///< in its tb
+  int position = 0;   ///< XML position in its tb (after nops)
+  std::vector<std::pair<int, int>> deps;  ///< (tb, index in that tb), later (tb, position)
+  bool awaited = false;
+
+  bool before(const Op& other) const { return event != other.event ? event < other.event : part < other.part; }
+};
+
+struct PlannedTb {
+  int send = -1;
+  int recv = -1;
+  int chan = 0;
+  std::vector<int> ops;  ///< indices into RankPlan::ops, in order
+  int positions = 0;     ///< XML steps, nops included
+};
+
+struct RankPlan {
+  std::vector<Op> ops;
+  std::vector<PlannedTb> tbs;
+  int i_chunks = 0;
+  int o_chunks = 0;
+  int s_chunks = 0;
+};
+
+struct Plan {
+  std::vector<Piece> pieces;
+  std::vector<RankPlan> ranks;
+  int nchannels = 1;
+};
+
+/// A limit the layout exceeds; `channels_help` when spreading over more channels could fix it.
+struct LimitProblem {
+  std::string message;
+  bool channels_help = false;
+  bool fewer_channels_help = false;
+  double excess = 1.0;  ///< needed / allowed, to estimate how many fewer chunks would fit
+  int tb_steps = 0;     ///< the most steps of one threadblock, to estimate channels for fewer chunks
+};
+
+/// Pieces, channels, threadblocks and fused steps. False (with `problem`) when a limit that
+/// cannot be split around is exceeded (channels).
+bool lay_out(const WriterContext& context, const LayoutChoices& choices, Plan& plan, LimitProblem& problem);
+
+/// Groups each rank's operations into threadblocks, orders them, and fuses forwards
+/// (msccl_threadblocks.cpp; called by lay_out).
+void form_threadblocks(const WriterContext& context, const LayoutChoices& choices, Plan& plan);
+
+/// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
+/// and XML positions. False (with `problem`) past the step, node or dependency limits.
+bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& problem);
+
+}  // namespace tenet::msccl_detail

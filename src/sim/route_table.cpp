@@ -1,0 +1,178 @@
+#include "route_table.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+#include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
+
+namespace tenet::sim {
+namespace {
+
+/// A bad schedule can be wrong in millions of transfers; the first few say enough.
+constexpr std::size_t kMaxProblems = 10;
+
+std::string transfer_where(TransferId id, const char* field) {
+  std::string where = "/transfers/";
+  where += std::to_string(id);
+  where += '/';
+  where += field;
+  return where;
+}
+
+}  // namespace
+
+RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, RoutingPolicy policy) {
+  const std::uint32_t link_count = topology.link_count();
+  offsets_.resize(std::size_t{link_count} + 1);
+  links_.resize(link_count);
+  alpha_us_.resize(link_count);
+  bottleneck_.resize(link_count);
+  for (LinkId id = 0; id < link_count; ++id) {
+    offsets_[id] = id;
+    links_[id] = id;
+    alpha_us_[id] = topology.link(id).latency_us;
+    bottleneck_[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
+  }
+  offsets_[link_count] = link_count;
+
+  // Validate, and gather the distinct routed pairs into the hash table (value unset for now).
+  keys_.assign(16, kEmptyKey);
+  values_.assign(16, 0);
+  mask_ = 15;
+  shift_ = 64 - 4;
+  std::size_t pair_count = 0;
+  ProblemList problems("schedule");
+  std::size_t problem_count = 0;
+  auto report = [&](std::string where, std::string message) {
+    if (++problem_count <= kMaxProblems) problems.add(std::move(where), std::move(message));
+  };
+  const std::uint32_t npus = topology.npu_count();
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer& transfer = schedule.transfer(id);
+    bool endpoints_ok = true;
+    if (transfer.src >= npus) {
+      report(transfer_where(id, "src"), "NPU " + std::to_string(transfer.src) + " does not exist (the topology has " +
+                                            std::to_string(npus) + " NPUs)");
+      endpoints_ok = false;
+    }
+    if (transfer.dst >= npus) {
+      report(transfer_where(id, "dst"), "NPU " + std::to_string(transfer.dst) + " does not exist (the topology has " +
+                                            std::to_string(npus) + " NPUs)");
+      endpoints_ok = false;
+    }
+    if (!endpoints_ok) continue;
+    if (transfer.src == transfer.dst) {
+      report(transfer_where(id, "dst"), "the transfer goes from NPU " + std::to_string(transfer.src) + " to itself");
+      continue;
+    }
+    if (transfer.link != kNoLink) {
+      if (transfer.link >= link_count) {
+        std::string message = "link " + std::to_string(transfer.link);
+        message += " does not exist in topology '";
+        message += topology.name;
+        message += "' (it has " + std::to_string(link_count) + " links)";
+        report(transfer_where(id, "link"), std::move(message));
+      } else if (const Link& link = topology.link(transfer.link); link.src != transfer.src || link.dst != transfer.dst) {
+        std::string message = "link " + std::to_string(transfer.link);
+        message += " joins " + topology.node_label(link.src);
+        message += " -> " + topology.node_label(link.dst);
+        message += ", not the transfer's " + topology.node_label(transfer.src);
+        message += " -> " + topology.node_label(transfer.dst);
+        report(transfer_where(id, "link"), std::move(message));
+      }
+      continue;
+    }
+    const std::uint64_t wanted = key(transfer.src, transfer.dst);
+    std::size_t slot = slot_of(wanted);
+    if (keys_[slot] == wanted) continue;
+    keys_[slot] = wanted;
+    if (++pair_count * 2 > keys_.size()) {
+      // Rehash into twice the room; amortized O(1) per distinct pair.
+      std::vector<std::uint64_t> old = std::move(keys_);
+      keys_.assign(old.size() * 2, kEmptyKey);
+      values_.assign(old.size() * 2, 0);
+      mask_ = keys_.size() - 1;
+      shift_ = 64 - std::countr_zero(keys_.size());
+      for (std::uint64_t k : old) {
+        if (k != kEmptyKey) keys_[slot_of(k)] = k;
+      }
+    }
+  }
+  if (problem_count > kMaxProblems) {
+    problems.add("/transfers", std::to_string(problem_count - kMaxProblems) + " more problems like these");
+  }
+  problems.throw_if_any();
+  if (pair_count == 0) return;
+
+  // Route the pairs grouped by source, so a shortest-path tree is built at most once per source
+  // and dropped before the next: O(nodes) memory whatever the number of sources.
+  std::vector<std::uint64_t> pairs;
+  pairs.reserve(pair_count);
+  for (std::uint64_t k : keys_) {
+    if (k != kEmptyKey) pairs.push_back(k);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  const Router router(topology, policy);
+  const Adjacency adjacency(topology);
+  std::vector<LinkId> neighbour_link(topology.node_count(), kNoLink);
+  std::size_t begin = 0;
+  while (begin < pairs.size()) {
+    const NodeId src = static_cast<NodeId>(pairs[begin] >> 32);
+    std::size_t end = begin;
+    while (end < pairs.size() && (pairs[end] >> 32) == src) ++end;
+    for (LinkId id : adjacency.out(src)) neighbour_link[topology.link(id).dst] = id;
+    RouteTree tree;
+    for (std::size_t i = begin; i < end; ++i) {
+      const NodeId dst = static_cast<NodeId>(pairs[i] & 0xffffffffu);
+      RouteId route = neighbour_link[dst];
+      if (router.uses_dimension_order() || route == kNoLink) {
+        std::vector<LinkId> path;
+        try {
+          if (router.uses_dimension_order()) {
+            path = router.route(src, dst);
+          } else {
+            if (tree.source != src) tree = router.tree_from(src);
+            path = router.path_in(tree, dst);
+          }
+        } catch (const std::invalid_argument&) {
+          throw InputError("schedule", "/transfers",
+                           "a transfer goes from " + topology.node_label(src) + " to " + topology.node_label(dst) +
+                               ", which it cannot reach");
+        }
+        route = path.size() == 1 ? path.front() : append(path, topology);
+      }
+      values_[slot_of(pairs[i])] = route;
+    }
+    for (LinkId id : adjacency.out(src)) neighbour_link[topology.link(id).dst] = kNoLink;
+    begin = end;
+  }
+}
+
+std::size_t RouteTable::slot_of(std::uint64_t wanted) const {
+  std::size_t slot = static_cast<std::size_t>((wanted * 0x9E3779B97F4A7C15ull) >> shift_);
+  while (keys_[slot] != wanted && keys_[slot] != kEmptyKey) slot = (slot + 1) & mask_;
+  return slot;
+}
+
+RouteId RouteTable::lookup(NodeId src, NodeId dst) const { return values_[slot_of(key(src, dst))]; }
+
+RouteId RouteTable::append(std::span<const LinkId> path, const Topology& topology) {
+  const RouteId id = static_cast<RouteId>(alpha_us_.size());
+  double alpha = 0.0;
+  double bottleneck = bytes_per_us(topology.link(path.front()).bandwidth_GBps);
+  for (LinkId link : path) {
+    links_.push_back(link);
+    alpha += topology.link(link).latency_us;
+    bottleneck = std::min(bottleneck, bytes_per_us(topology.link(link).bandwidth_GBps));
+  }
+  offsets_.push_back(links_.size());
+  alpha_us_.push_back(alpha);
+  bottleneck_.push_back(bottleneck);
+  max_hops_ = std::max<std::uint32_t>(max_hops_, static_cast<std::uint32_t>(path.size()));
+  return id;
+}
+
+}  // namespace tenet::sim

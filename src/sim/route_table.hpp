@@ -1,0 +1,64 @@
+#pragma once
+// The routes a simulation needs, computed once before it starts (internal to the simulator).
+//
+// Route ids 0..link_count-1 are the single links themselves, so a transfer with a planned link
+// needs no lookup at all. Routed transfers (link == kNoLink) get one route per distinct
+// (src, dst) pair that occurs in the schedule, found in an open-addressing table; nothing is
+// computed for pairs the schedule never uses, so memory is O(links + pairs used + their hops).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tenet/schedule/schedule.hpp"
+#include "tenet/topology/routing.hpp"
+#include "tenet/topology/topology.hpp"
+
+namespace tenet::sim {
+
+using RouteId = std::uint32_t;
+
+class RouteTable {
+ public:
+  /// Checks every transfer's endpoints and planned link (InputError naming the transfer), then
+  /// routes every (src, dst) pair used by a routed transfer: by dimension order where the router
+  /// uses it, else by one shortest-path tree per source (the direct link when there is one, which
+  /// is the unique fewest-hop path).
+  RouteTable(const Topology& topology, const Schedule& schedule, RoutingPolicy policy);
+
+  /// The route of a transfer of the schedule given to the constructor.
+  RouteId route_of(const Transfer& transfer) const {
+    return transfer.link != kNoLink ? transfer.link : lookup(transfer.src, transfer.dst);
+  }
+
+  std::span<const LinkId> links(RouteId route) const {
+    return {links_.data() + offsets_[route], offsets_[route + 1] - offsets_[route]};
+  }
+  /// Sum of the route's link latencies, in route order.
+  double alpha_us(RouteId route) const { return alpha_us_[route]; }
+  /// The smallest link bandwidth on the route, bytes per microsecond.
+  double bottleneck_bytes_per_us(RouteId route) const { return bottleneck_[route]; }
+  /// The longest route, in hops (at least 1).
+  std::uint32_t max_hops() const { return max_hops_; }
+
+ private:
+  static std::uint64_t key(NodeId src, NodeId dst) { return (std::uint64_t{src} << 32) | dst; }
+  std::size_t slot_of(std::uint64_t key) const;
+  RouteId lookup(NodeId src, NodeId dst) const;
+  RouteId append(std::span<const LinkId> path, const Topology& topology);
+
+  std::vector<std::uint64_t> offsets_;
+  std::vector<LinkId> links_;
+  std::vector<double> alpha_us_;
+  std::vector<double> bottleneck_;
+  std::uint32_t max_hops_ = 1;
+
+  // Open addressing, linear probing, power-of-two capacity at most half full.
+  static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};
+  std::vector<std::uint64_t> keys_;
+  std::vector<RouteId> values_;
+  std::uint64_t mask_ = 0;
+  int shift_ = 64;
+};
+
+}  // namespace tenet::sim

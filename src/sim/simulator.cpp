@@ -1,0 +1,286 @@
+// The congestion-aware flow-level simulator.
+//
+// Model. Every transfer of the schedule goes through four states: waiting (for its dependencies),
+// latency (it has been issued and pays the sum of the alphas on its route; it holds no bandwidth),
+// flowing (its bytes move at its max-min fair share of every link on its route) and, for a
+// reduce when gamma > 0, reducing (gamma * bytes at the destination, again holding no link). It
+// finishes at the end of the last state it passes through, and a transfer whose dependencies have
+// all finished is issued at that instant. On idle links this gives exactly
+// sum(alpha) + bytes / min(bandwidth), the synthesizer's own cost model. Routes come from
+// RouteTable (route_table.hpp): the planned link, or the Router's route for the pair.
+//
+// Planned links are channels. A transfer that names its planned link also waits until the
+// transfer planned before it on that link (by planned start, ties by id) has moved its bytes: the
+// plan put one chunk on a link at a time, MSCCL runs a connection's sends in program order, and
+// the synthesizer emits only data dependencies, so without this rule a chunk that arrives early
+// would start beside the one the plan had on the link and both would slow down (a 3x3 mesh
+// all-gather would take 897 us instead of its planned 601 us). Only the order of planned times
+// is used, never their values; routed transfers (link == kNoLink) share links freely.
+//
+// Max-min fairness. The flowing transfers are the flows; their rates are the max-min fair
+// allocation of link capacity (progressive filling: raise all rates together, freeze the flows of
+// whichever link saturates first, repeat). Rates change only when a flow starts or ends, and
+// between those instants every flow moves at a constant rate, so the simulation jumps from event
+// to event: a flow's end time is known exactly from its remaining bytes and its rate.
+//
+// Incremental recomputation, in three ways.
+// 1. Components. The allocation decomposes over the connected components of the "flows sharing a
+//    link" graph: a start or an end can only change rates inside the component it touches. So
+//    FlowNetwork (flow_network.hpp) keeps, per link, an intrusive list of the flows on it,
+//    remembers the links where flows started or ended (the seeds), and collects, by a search
+//    from each seed, the component around it. A flow alone on all its links (rings, synthesized
+//    schedules) simply takes its route's bottleneck bandwidth.
+// 2. Levels. Progressive filling never saturates a link of flow f below f's rate r_f (that link
+//    would have frozen f there). So when f leaves, the filling below r_f runs exactly as before,
+//    and every flow slower than r_f keeps its rate. When a flow g arrives, its links fill faster,
+//    but none of them saturates below g's new rate, which is at least min over its links of
+//    capacity / flows: again every flow slower than that keeps its rate. A refill therefore
+//    restarts at the lowest such level of the batch, takes only the flows at or above it that
+//    connect to a change through such flows, and leaves the slower ones in place, their rates
+//    only taken off the links' capacity. Flows finishing in order of speed, the usual case,
+//    make each refill small.
+// 3. Batches. All the events at one instant are applied before one refill, so a step of a
+//    baseline that starts a thousand flows at once refills each component once, not a thousand
+//    times. Events a rounding error apart count as one instant (tolerances.hpp).
+// A component is filled with a heap of per-link shares (flow_network.cpp).
+//
+// Events. Two heaps, both ordered by (time, transfer id), which is a total order because a
+// transfer has at most one pending event: a plain one for "latency over" and "reduction over",
+// and an indexed one (inside FlowNetwork) for flow ends, whose times move when rates change. A
+// flow whose rate is unchanged keeps its end time untouched, so a rate is never re-derived
+// needlessly and idle-link times stay exact.
+//
+// Complexity. Setup O(transfers + dependencies + links) (a link's queue is sorted only when the
+// producer did not list it in time order) plus one route per distinct routed (src, dst)
+// pair (a tree per source at most). Each transfer then costs O(log pending events) for its
+// events plus O(hops) to enter and leave the link lists, plus its share of the refills: a refill
+// costs O(memberships of its links + links log links) for the part it refills, which is O(hops)
+// for a flow alone. Memory: dependents in CSR form (O(transfers + dependencies)), and per link
+// and per active flow; nothing per pair of NPUs.
+//
+// Tolerances, all in tolerances.hpp: the batch window (events within 1e-12 relative of each
+// other share one refill) and the level margin (a refill restarts 1e-9 relative below its level,
+// which only enlarges it). Otherwise times are doubles processed in exact (time, id) order, with
+// two clamps that do not change exact results: a flow's remaining bytes never go below zero
+// after subtracting rate * elapsed, and progressive filling never hands out a share below the
+// level already reached (rounding in the residual capacities), so every rate stays positive.
+
+#include "tenet/sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "flow_network.hpp"
+#include "route_table.hpp"
+#include "tenet/common/error.hpp"
+#include "tolerances.hpp"
+
+namespace tenet {
+namespace {
+
+using sim::FlowNetwork;
+using sim::RouteId;
+using sim::RouteTable;
+
+/// RouteId marking a timed event as "reduction over" rather than "latency over".
+constexpr RouteId kReducing = ~RouteId{0};
+
+struct TimedEvent {
+  double time_us;
+  TransferId transfer;
+  RouteId route;  ///< the route the transfer will flow on, or kReducing
+};
+
+/// Heap order: the later (time, transfer) sinks.
+bool later(const TimedEvent& a, const TimedEvent& b) {
+  return a.time_us > b.time_us || (a.time_us == b.time_us && a.transfer > b.transfer);
+}
+
+/// Who waits for whom, forward: the transfers that depend on each transfer, ascending, in CSR
+/// form. Also checks that dependencies point backwards, which makes the graph acyclic.
+struct Dependents {
+  std::vector<std::uint64_t> offsets;
+  std::vector<TransferId> ids;
+
+  explicit Dependents(const Schedule& schedule) {
+    const std::size_t count = schedule.size();
+    offsets.assign(count + 1, 0);
+    std::uint64_t total = 0;
+    for (TransferId id = 0; id < count; ++id) {
+      for (TransferId dep : schedule.deps_of(schedule.transfer(id))) {
+        if (dep >= id) {
+          std::string message = "transfer " + std::to_string(id);
+          message += " depends on transfer " + std::to_string(dep);
+          message += ", which does not come before it";
+          throw InputError("schedule", "/transfers/" + std::to_string(id) + "/deps", message);
+        }
+        ++offsets[dep + 1];
+        ++total;
+      }
+    }
+    for (std::size_t i = 0; i < count; ++i) offsets[i + 1] += offsets[i];
+    ids.resize(total);
+    // offsets[d] serves as d's fill cursor and ends at d's end, i.e. d+1's start; shifting the
+    // array by one restores the starts without a second array of cursors.
+    for (TransferId id = 0; id < count; ++id) {
+      for (TransferId dep : schedule.deps_of(schedule.transfer(id))) ids[offsets[dep]++] = id;
+    }
+    for (std::size_t i = count; i > 0; --i) offsets[i] = offsets[i - 1];
+    offsets[0] = 0;
+  }
+};
+
+/// The transfers planned on each link, in planned start order (ties: lower id), as CSR. A link
+/// named by the plan is a channel that carries its transfers one after another in that order
+/// (see the file comment); cursor[l] is the position of the transfer now allowed on link l.
+struct LinkQueues {
+  std::vector<std::uint64_t> offsets;
+  std::vector<TransferId> ids;
+  std::vector<std::uint64_t> cursor;
+
+  LinkQueues(const Schedule& schedule, std::uint32_t link_count) {
+    offsets.assign(std::size_t{link_count} + 1, 0);
+    for (const Transfer& transfer : schedule.transfers()) {
+      if (transfer.link != kNoLink) ++offsets[transfer.link + 1];
+    }
+    for (std::size_t l = 0; l < link_count; ++l) offsets[l + 1] += offsets[l];
+    ids.resize(offsets[link_count]);
+    cursor.assign(offsets.begin(), offsets.end() - 1);
+    // Producers list a link's transfers in time order almost always; note the links where they
+    // do not while filling (one pass in id order), and sort only those.
+    std::vector<double> last_start(link_count, -std::numeric_limits<double>::infinity());
+    std::vector<bool> unsorted(link_count, false);
+    for (TransferId id = 0; id < schedule.size(); ++id) {
+      const Transfer& transfer = schedule.transfer(id);
+      if (transfer.link == kNoLink) continue;
+      ids[cursor[transfer.link]++] = id;
+      if (transfer.start_us < last_start[transfer.link]) unsorted[transfer.link] = true;
+      last_start[transfer.link] = transfer.start_us;
+    }
+    cursor.assign(offsets.begin(), offsets.end() - 1);
+    auto starts_before = [&](TransferId a, TransferId b) {
+      return schedule.transfer(a).start_us < schedule.transfer(b).start_us;
+    };
+    for (std::size_t l = 0; l < link_count; ++l) {
+      if (!unsorted[l]) continue;
+      std::stable_sort(ids.begin() + static_cast<std::ptrdiff_t>(offsets[l]),
+                       ids.begin() + static_cast<std::ptrdiff_t>(offsets[l + 1]), starts_before);
+    }
+  }
+
+  /// True when some transfer goes before `id` on its planned link.
+  bool queued_behind(TransferId id, LinkId link) const { return link != kNoLink && ids[offsets[link]] != id; }
+};
+
+}  // namespace
+
+SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {
+  const double gamma = options.gamma_us_per_byte;
+  if (!std::isfinite(gamma) || gamma < 0.0) {
+    throw InputError("", "--gamma", "the reduction cost must be a finite number of microseconds per byte, >= 0");
+  }
+  const RouteTable routes(topology, schedule, options.routing);
+  const Dependents dependents(schedule);
+  const std::size_t count = schedule.size();
+  const double chunk_bytes = schedule.chunk_bytes();
+
+  LinkQueues queues(schedule, topology.link_count());
+  std::vector<std::uint32_t> waiting(count);
+  std::vector<TimedEvent> events;
+  double now = 0.0;
+  auto issue = [&](TransferId id) {
+    const RouteId route = routes.route_of(schedule.transfer(id));
+    events.push_back({now + routes.alpha_us(route), id, route});
+    std::push_heap(events.begin(), events.end(), later);
+  };
+  for (TransferId id = 0; id < count; ++id) {
+    const Transfer& transfer = schedule.transfer(id);
+    waiting[id] = transfer.dep_count + (queues.queued_behind(id, transfer.link) ? 1 : 0);
+    if (waiting[id] == 0) issue(id);
+  }
+
+  FlowNetwork flows(topology, routes);
+  std::uint64_t finished = 0;
+  double last_end = 0.0;
+  auto finish = [&](TransferId id) {
+    ++finished;
+    last_end = std::max(last_end, now);
+    for (std::uint64_t i = dependents.offsets[id]; i < dependents.offsets[id + 1]; ++i) {
+      const TransferId next = dependents.ids[i];
+      if (--waiting[next] == 0) issue(next);
+    }
+  };
+
+  // The transfer's bytes are through: the next transfer planned on its link may go.
+  auto release_link = [&](LinkId link) {
+    if (link == kNoLink) return;
+    const std::uint64_t next = ++queues.cursor[link];
+    if (next < queues.offsets[link + 1] && --waiting[queues.ids[next]] == 0) issue(queues.ids[next]);
+  };
+
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  // Changes since the last refill, and the time up to which more may join them (tolerances.hpp).
+  bool batching = false;
+  double batch_until = 0.0;
+  while (true) {
+    if (!batching && flows.unsettled()) {
+      batching = true;
+      batch_until = now + now * sim::kBatchWindow;
+    }
+    const double event_time = events.empty() ? kNever : events.front().time_us;
+    const double flow_time = flows.idle() ? kNever : flows.next_end().time_us;
+    // Everything that happens in this batch is in; rates must be right before time moves on.
+    if (batching && std::min(event_time, flow_time) > batch_until) {
+      flows.settle(now);
+      batching = false;
+      continue;
+    }
+    if (events.empty() && flows.idle()) break;
+    const bool flow_first =
+        !flows.idle() && (events.empty() || flow_time < event_time ||
+                          (flow_time == event_time && flows.next_end().transfer < events.front().transfer));
+    if (flow_first) {
+      const FlowNetwork::End end = flows.next_end();
+      now = end.time_us;
+      flows.finish(end.flow, now);
+      const Transfer& transfer = schedule.transfer(end.transfer);
+      release_link(transfer.link);
+      if (transfer.kind == TransferKind::kReduce && gamma > 0.0) {
+        events.push_back({now + gamma * chunk_bytes * transfer.chunk_count, end.transfer, kReducing});
+        std::push_heap(events.begin(), events.end(), later);
+      } else {
+        finish(end.transfer);
+      }
+      continue;
+    }
+    std::pop_heap(events.begin(), events.end(), later);
+    const TimedEvent event = events.back();
+    events.pop_back();
+    now = event.time_us;
+    const Transfer& transfer = schedule.transfer(event.transfer);
+    const double bytes = chunk_bytes * transfer.chunk_count;
+    if (event.route == kReducing) {
+      finish(event.transfer);
+    } else if (bytes <= 0.0) {
+      release_link(transfer.link);
+      finish(event.transfer);
+    } else {
+      flows.start(event.transfer, event.route, bytes, now);
+    }
+  }
+  if (finished != count) {
+    throw std::logic_error("simulate: " + std::to_string(count - finished) + " transfers never became ready");
+  }
+
+  SimResult result;
+  result.time_us = last_end;
+  result.links = flows.loads();
+  for (const LinkLoad& load : result.links) result.max_link_bytes = std::max(result.max_link_bytes, load.bytes);
+  result.transfers = count;
+  return result;
+}
+
+}  // namespace tenet

@@ -1,0 +1,63 @@
+# MSCCL XML: tenet synth -o x.xml writes what the runtime loads; tenet verify x.xml checks the load
+# rules and executes the file. Files under msccl/ are the SPEC's example and hand-broken variants.
+
+set(MSCCL "${CMAKE_CURRENT_SOURCE_DIR}/msccl")
+
+# Written files are read back by a verify case: fixtures order them.
+function(tenet_msccl_pair name)
+  set_tests_properties("cli.${name}_write" PROPERTIES FIXTURES_SETUP "msccl_${name}")
+  set_tests_properties("cli.${name}_verify" PROPERTIES FIXTURES_REQUIRED "msccl_${name}")
+endfunction()
+
+tenet_cli_test(msccl_torus_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --chunks-per-npu 3
+  -o torus-allreduce.xml STDOUT "wrote                torus-allreduce.xml")
+tenet_cli_test(msccl_torus_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json torus-allreduce.xml
+  STDOUT "torus-allreduce.xml: verified: MSCCL allreduce (Simple, in-place) on 16 ranks, 48 chunks per loop")
+tenet_msccl_pair(msccl_torus)
+
+tenet_cli_test(msccl_failed_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-4x4-failed-7-9.json -c reducescatter
+  --out-of-place --proto LL -o failed-rs.xml STDOUT "wrote                failed-rs.xml")
+tenet_cli_test(msccl_failed_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/mesh-4x4-failed-7-9.json failed-rs.xml --json
+  STDOUT "\"protocol\": \"LL\"")
+tenet_msccl_pair(msccl_failed)
+
+tenet_cli_test(msccl_switch_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/two-level-switch-8x4.json -c allgather --channels 2
+  -o switch-ag.xml STDOUT "wrote                switch-ag.xml")
+tenet_cli_test(msccl_switch_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/two-level-switch-8x4.json switch-ag.xml
+  STDOUT "on 32 ranks, 32 chunks per loop, 2 channel(s)")
+tenet_msccl_pair(msccl_switch)
+
+# The SPEC's example, as msccl-tools wrote it.
+tenet_cli_test(msccl_spec_example EXIT 0 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/spec-ring.xml
+  STDOUT "spec-ring.xml: verified: MSCCL allgather (Simple, in-place) on 3 ranks")
+
+# Hand-broken files: exit 1 and the first problem.
+tenet_cli_test(msccl_tab EXIT 1 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/tab.xml
+  STDOUT "tab.xml: NOT verified: line 9: tab character: the runtime's reader skips only spaces and newlines")
+tenet_cli_test(msccl_coll_spelling EXIT 1 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/reducescatter.xml
+  STDOUT "coll=\"reducescatter\" is not a collective the runtime knows")
+tenet_cli_test(msccl_step_numbering EXIT 1 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/numbering.xml
+  STDOUT "line 13: rank 1 tb 0 step 2 (r): s=\"3\" at position 2: steps must be numbered 0, 1, 2, ... in order")
+tenet_cli_test(msccl_out_of_bounds EXIT 1 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/out-of-bounds.xml
+  STDOUT "line 5: rank 0 tb 0 step 1 (rcs): dst o[2..4) is outside o_chunks=3 (out of bounds)")
+tenet_cli_test(msccl_deadlock EXIT 1 ARGS verify -t ${MSCCL}/pair.json ${MSCCL}/deadlock.xml
+  STDOUT "line 4: rank 0 tb 0 step 0 (s) waits for room to send to rank 1 on channel 0 (2 calls unreceived)")
+tenet_cli_test(msccl_missing_contribution EXIT 1 ARGS verify -t ${MSCCL}/pair.json ${MSCCL}/missing-contribution.xml
+  STDOUT "but is missing rank 1's chunk 1")
+tenet_cli_test(msccl_double_count EXIT 1 ARGS verify -t ${MSCCL}/pair.json ${MSCCL}/double-count.xml
+  STDOUT "but counts rank 0's chunk 1 twice")
+tenet_cli_test(msccl_wrong_topology EXIT 1 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json ${MSCCL}/spec-ring.xml
+  STDOUT "ngpus=\"3\" but topology 'torus-4x4' has 16 NPUs")
+tenet_cli_test(msccl_missing_file EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json missing.xml
+  STDERR "missing.xml: cannot open")
+
+# Options and limits: nothing is written when the file could not load or run.
+tenet_cli_test(msccl_bad_proto EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --proto simple -o never.xml
+  STDERR "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?)" NO_FILE ${SCRATCH}/never.xml)
+tenet_cli_test(msccl_too_many_steps EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 30
+  -o too-long.xml STDERR "the runtime runs at most 256 per threadblock: spread each connection over 2 channels (--channels 2)"
+  NO_FILE ${SCRATCH}/too-long.xml)
+tenet_cli_test(msccl_more_channels EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 30
+  --channels 2 -o two-channels.xml STDOUT "wrote                two-channels.xml")
+tenet_cli_test(msccl_relay EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --members 0,2,6,8 -o corners.xml
+  STDERR "which is not a member: MSCCL moves data only between the communicator's ranks" NO_FILE ${SCRATCH}/corners.xml)

@@ -1,0 +1,486 @@
+// The MSCCL writer and checker: the SPEC's example byte for byte, every shipped small topology's
+// synthesized collectives written and executed, hand-broken files rejected with their messages, and
+// limits reported with a change that works.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tenet/common/error.hpp"
+#include "tenet/io/msccl_xml.hpp"
+#include "tenet/synth/synthesizer.hpp"
+#include "tenet/topology/topology_json.hpp"
+#include "tenet/verify/verifier.hpp"
+
+using namespace tenet;
+
+namespace {
+
+/// SPEC section 10, verbatim: msccl-tools' allgather_ring(size=3, channels=1, instances=1, 'Simple').
+const char* const kSpecRing =
+    R"(<algo name="allgather_ring_1channelsperring" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="1">
+  <gpu id="0" i_chunks="0" o_chunks="3" s_chunks="0">
+    <tb id="0" send="1" recv="2" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="rcs" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="0" o_chunks="3" s_chunks="0">
+    <tb id="0" send="2" recv="0" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="rcs" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="2" i_chunks="0" o_chunks="3" s_chunks="0">
+    <tb id="0" send="0" recv="1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="rcs" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+)";
+
+/// n NPUs on a one-way ring i -> i+1, 0.5 us and 1 GB/s per link.
+Topology one_way_ring(std::uint32_t n) {
+  Topology topology(n, {});
+  for (NodeId i = 0; i < n; ++i) topology.add_link({i, (i + 1) % n, 0.5, 1.0});
+  topology.name = "ring-" + std::to_string(n);
+  return topology;
+}
+
+/// The ring all-gather of SPEC section 10: each rank sends its chunk on, then forwards what it got.
+Schedule spec_ring_schedule(const Topology& ring, std::uint64_t size = 3000) {
+  Schedule schedule(CollectiveKind::kAllGather, size, {0, 1, 2}, 1, "ring");
+  for (NodeId i = 0; i < 3; ++i) {
+    const std::vector<ChunkId> chunks = {i};
+    schedule.add(i, (i + 1) % 3, TransferKind::kCopy, chunks, {}, 0.0, 1.5, ring.find_link(i, (i + 1) % 3));
+  }
+  for (NodeId i = 0; i < 3; ++i) {
+    const std::vector<ChunkId> chunks = {(i + 2) % 3};
+    const std::vector<TransferId> deps = {(i + 2) % 3};
+    schedule.add(i, (i + 1) % 3, TransferKind::kCopy, chunks, deps, 1.5, 3.0, ring.find_link(i, (i + 1) % 3));
+  }
+  return schedule;
+}
+
+}  // namespace
+
+TEST_CASE("The writer reproduces the SPEC's 3-GPU ring all-gather byte for byte", "[msccl]") {
+  const Topology ring = one_way_ring(3);
+  const Schedule schedule = spec_ring_schedule(ring);
+  REQUIRE(verify_schedule(ring, schedule).ok);
+  MscclWriteOptions options;
+  options.name = "allgather_ring_1channelsperring";
+  options.provenance = false;
+  CHECK(schedule_to_msccl_xml(schedule, ring, options) == kSpecRing);
+  const MscclVerifyResult result = verify_msccl_xml(kSpecRing, &ring);
+  INFO(result.error);
+  CHECK(result.ok);
+}
+
+TEST_CASE("The provenance comment comes before an otherwise identical file", "[msccl]") {
+  const Topology ring = one_way_ring(3);
+  MscclWriteOptions options;
+  options.name = "allgather_ring_1channelsperring";
+  options.seed = 7;
+  const std::string xml = schedule_to_msccl_xml(spec_ring_schedule(ring), ring, options);
+  CHECK(xml.substr(xml.find("<algo")) == kSpecRing);
+  CHECK(xml.rfind("<!-- tenet " TENET_VERSION ": ring allgather on topology ring-3, 3 ranks, 1 chunk(s) per NPU, made for "
+                  "2.93 KiB (3000 bytes), seed 7 -->\n",
+                  0) == 0);
+  CHECK(xml.find("<!-- rank_to_npu: 0 1 2 -->\n") != std::string::npos);
+  CHECK(verify_msccl_xml(xml, &ring).ok);
+}
+
+TEST_CASE("A schedule made for more than the runtime's default 128 MiB gets maxBytes to cover its size", "[msccl]") {
+  const Topology ring = one_way_ring(3);
+  const std::string xml = schedule_to_msccl_xml(spec_ring_schedule(ring, std::uint64_t{3} << 30), ring, {});
+  CHECK(xml.find("inplace=\"1\" minBytes=\"0\" maxBytes=\"6442450944\">") != std::string::npos);
+  CHECK(xml.find("of 0 <= bytes < 6442450944 -->") != std::string::npos);
+  const MscclProgram program = parse_msccl_xml(xml, "big.xml");
+  CHECK(program.max_bytes == std::int64_t{6442450944});
+  CHECK(verify_msccl_xml(xml, &ring).ok);
+}
+
+namespace {
+
+Topology shipped(const std::string& name) {
+  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
+}
+
+Collective collective_of(CollectiveKind kind, std::uint32_t chunks, std::vector<NodeId> members = {}) {
+  Collective collective;
+  collective.kind = kind;
+  collective.size_bytes = 1 << 20;
+  collective.chunks_per_npu = chunks;
+  collective.members = std::move(members);
+  return collective;
+}
+
+constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce};
+
+const char* const kSmallTopologies[] = {"torus-4x4", "mesh-3x3", "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8",
+                                        "two-level-switch-8x4", "dragonfly-4x5", "tree-2x2x4", "hypercube-6"};
+
+/// Writes and verifies; "ok" or what went wrong.
+std::string write_and_verify(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options,
+                             bool check_races = true) {
+  std::string xml;
+  try {
+    xml = schedule_to_msccl_xml(schedule, topology, options);
+  } catch (const std::exception& error) {
+    return std::string("writer: ") + error.what();
+  }
+  const MscclVerifyResult result = verify_msccl_xml(xml, &topology, check_races);
+  if (!result.ok) return result.error;
+  if (check_races && !result.races_checked) return "races were not checked";
+  return "ok";
+}
+
+}  // namespace
+
+TEST_CASE("Synthesized collectives on the small shipped topologies run as MSCCL XML", "[msccl]") {
+  for (const char* name : kSmallTopologies) {
+    const Topology topology = shipped(name);
+    for (CollectiveKind kind : kKinds) {
+      for (std::uint32_t chunks : {1u, 3u}) {
+        const SynthResult synthesized = synthesize(topology, collective_of(kind, chunks), {});
+        REQUIRE(verify_schedule(synthesized.synthesis_topology, synthesized.schedule).ok);
+        // In place and out of place; LL's deeper FIFOs for the 3-chunk case.
+        for (bool in_place : {true, false}) {
+          MscclWriteOptions options;
+          options.in_place = in_place;
+          options.protocol = chunks == 3 && !in_place ? MscclProtocol::kLL : MscclProtocol::kSimple;
+          options.seed = synthesized.seed;
+          INFO(name << " " << collective_name(kind) << ", " << chunks << " chunk(s), " << (in_place ? "in" : "out of")
+                    << " place");
+          CHECK(write_and_verify(synthesized.schedule, topology, options) == "ok");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Ranks of a topology with failed NPUs are renumbered, with the mapping in the file", "[msccl]") {
+  const Topology topology = shipped("mesh-4x4-failed-7-9");
+  const SynthResult synthesized = synthesize(topology, collective_of(CollectiveKind::kAllGather, 1), {});
+  const std::string xml = schedule_to_msccl_xml(synthesized.schedule, topology, {});
+  CHECK(xml.find("<!-- rank_to_npu: 0 1 2 3 4 5 6 8 10 11 12 13 14 15 -->") != std::string::npos);
+  CHECK(xml.find("ngpus=\"14\"") != std::string::npos);
+  CHECK(verify_msccl_xml(xml, &topology).ok);
+  // A mapping to an NPU the topology has lost is refused.
+  std::string broken = xml;
+  broken.replace(broken.find(" 6 8 10"), 7, " 6 7 10");
+  CHECK(verify_msccl_xml(broken, &topology).error ==
+        "rank_to_npu maps rank 7 to NPU 7, which topology 'mesh-4x4-failed-7-9' does not have (or has failed)");
+  // Without a mapping the ranks must be all of the topology's NPUs.
+  const Topology torus = shipped("torus-4x4");
+  CHECK(verify_msccl_xml(kSpecRing, &torus).error ==
+        "ngpus=\"3\" but topology 'torus-4x4' has 16 NPUs, and no rank_to_npu comment maps ranks to some of them");
+}
+
+TEST_CASE("parse_msccl_xml reads the program back for other tools", "[msccl]") {
+  const MscclProgram program = parse_msccl_xml(kSpecRing, "ring.xml");
+  CHECK(program.coll == "allgather");
+  CHECK(program.ngpus == 3);
+  CHECK(program.nchunksperloop == 3);
+  REQUIRE(program.gpus.size() == 3);
+  REQUIRE(program.gpus[1].threadblocks.size() == 1);
+  const MscclThreadblock& tb = program.gpus[1].threadblocks[0];
+  CHECK(tb.send == 2);
+  CHECK(tb.recv == 0);
+  REQUIRE(tb.steps.size() == 3);
+  CHECK(tb.steps[1].type == MscclStepType::kRecvCopySend);
+  CHECK(tb.steps[1].dstoff == 0);
+  CHECK(tb.steps[1].line == 12);
+  REQUIRE_THROWS_WITH(parse_msccl_xml("<algo\tname=\"x\"/>", "x.xml"),
+                      "error: x.xml: line 1: tab character: the runtime's reader skips only spaces and newlines (' ', '\\n', '\\r')");
+}
+
+namespace {
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::string problem(const std::string& xml) {
+  const MscclVerifyResult result = verify_msccl_xml(xml);
+  return result.ok ? "ok" : result.error;
+}
+
+/// All-reduce on 2 ranks: each reduces the other's half into its own, then sends it back.
+const char* const kAllReduce2 =
+    R"(<algo name="ar2" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1">
+  <gpu id="0" i_chunks="2" o_chunks="0" s_chunks="0">
+    <tb id="0" send="1" recv="1" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="rrc" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="3" type="r" srcbuf="i" srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="2" o_chunks="0" s_chunks="0">
+    <tb id="0" send="0" recv="0" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="rrc" srcbuf="i" srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="s" srcbuf="i" srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="3" type="r" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+)";
+
+/// All-gather on 2 ranks of 3 chunks each: both send all three in one step, then receive. With
+/// Simple and large buffers a step of cnt 3 is 3 calls, one more than a connection holds.
+const char* const kExchange3 =
+    R"(<algo name="ag2" proto="Simple" nchannels="1" nchunksperloop="6" ngpus="2" coll="allgather" inplace="1">
+  <gpu id="0" i_chunks="0" o_chunks="6" s_chunks="0">
+    <tb id="0" send="1" recv="1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="3" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="r" srcbuf="o" srcoff="3" dstbuf="o" dstoff="3" cnt="3" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="0" o_chunks="6" s_chunks="0">
+    <tb id="0" send="0" recv="0" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="3" dstbuf="o" dstoff="3" cnt="3" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="3" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+)";
+
+/// Direct all-gather on 3 ranks where rank 2 also forwards rank 1's chunk to rank 0, which then
+/// receives it twice, in two threadblocks that nothing orders.
+const char* const kRacingCopies =
+    R"(<algo name="race" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="1">
+  <gpu id="0" i_chunks="0" o_chunks="3" s_chunks="0">
+    <tb id="0" send="1" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="1" send="2" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="2" send="-1" recv="1" chan="0">
+      <step s="0" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="3" send="-1" recv="2" chan="0">
+      <step s="0" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="0" o_chunks="3" s_chunks="0">
+    <tb id="0" send="0" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="1" send="2" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="2" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="3" send="-1" recv="2" chan="0">
+      <step s="0" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="2" i_chunks="0" o_chunks="3" s_chunks="0">
+    <tb id="0" send="0" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="2" deps="0" hasdep="0"/>
+    </tb>
+    <tb id="1" send="1" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="2" send="-1" recv="1" chan="0">
+      <step s="0" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"/>
+    </tb>
+    <tb id="3" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+)";
+
+}  // namespace
+
+TEST_CASE("Hand-broken files are rejected with specific messages", "[msccl]") {
+  REQUIRE(problem(kSpecRing) == "ok");
+  REQUIRE(problem(kAllReduce2) == "ok");
+
+  SECTION("lexical rules of the runtime's reader") {
+    CHECK(problem(replaced(kSpecRing, "  <gpu id=\"1\"", "\t<gpu id=\"1\"")) ==
+          "line 9: tab character: the runtime's reader skips only spaces and newlines (' ', '\\n', '\\r')");
+    CHECK(problem(std::string("<?xml version=\"1.0\"?>\n") + kSpecRing) ==
+          "line 1: XML declaration or processing instruction '<?': the runtime's reader fails on it "
+          "(\"expected >, got '?'\"); leave it out");
+    CHECK(problem(replaced(kSpecRing, " cnt=\"1\" depid", "\n cnt=\"1\" depid")) ==
+          "line 4: tag <step> continues on the next line: the runtime's reader needs each tag on one line");
+    CHECK(problem(replaced(kSpecRing, "cnt=\"1\" depid", "cnt=\"1\"  depid")) ==
+          "line 4: in <step>: two spaces in a row (the runtime's reader makes an empty attribute of them)");
+    CHECK(problem(replaced(kSpecRing, "hasdep=\"0\"/>", "hasdep='0'/>")) ==
+          "line 4: in <step>: attribute 'hasdep' in single quotes: the runtime's reader reads values up to the next '\"'; "
+          "use double quotes");
+    CHECK(problem(replaced(kSpecRing, "srcoff=\"2\"", "srcoff=\"02\"")) ==
+          "line 5: <step> (rank 0 tb 0 position 1) srcoff=\"02\" is not a plain decimal integer (the runtime reads numbers "
+          "with strtol base 0: \"010\" is 8, \"0x10\" 16)");
+    CHECK(problem(replaced(kSpecRing, " hasdep=\"0\"/>", "/>")) ==
+          "line 4: <step> (rank 0 tb 0 position 0) lacks attribute 'hasdep': the runtime does not load it without");
+  }
+  SECTION("load rules") {
+    CHECK(problem(replaced(kSpecRing, "coll=\"allgather\"", "coll=\"reducescatter\"")) ==
+          "line 1: <algo> coll=\"reducescatter\" is not a collective the runtime knows (allreduce, allgather, reduce, "
+          "broadcast, alltoall, reduce_scatter, custom): it fails to load; did you mean \"reduce_scatter\"?");
+    CHECK(problem(replaced(kSpecRing, "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\"", "<step s=\"3\" type=\"r\" srcbuf=\"o\" srcoff=\"2\"")) ==
+          "line 13: rank 1 tb 0 step 2 (r): s=\"3\" at position 2: steps must be numbered 0, 1, 2, ... in order "
+          "(dependencies and the runtime's step counter count positions)");
+    CHECK(problem(replaced(kSpecRing, "srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\"", "srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"2\"")) ==
+          "line 5: rank 0 tb 0 step 1 (rcs): dst o[2..4) is outside o_chunks=3 (out of bounds)");
+    CHECK(problem(replaced(kSpecRing, "type=\"r\"", "type=\"ra\"")) ==
+          "line 6: rank 0 tb 0 step 2 (ra): type ra loads but the interpreter has no case for it and stops the threadblock");
+    CHECK(problem(replaced(kSpecRing, "<tb id=\"0\" send=\"1\" recv=\"2\"", "<tb id=\"0\" send=\"2\" recv=\"1\"")) ==
+          "rank 0 tb 0 sends to rank 2 on channel 0, but rank 2 has no tb receiving from rank 0 on that channel "
+          "(connections are set up in pairs)");
+    CHECK(problem(replaced(kSpecRing, "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"", "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"2\"")) ==
+          "connection rank 0 -> rank 1 channel 0: send #0 (line 4, cnt 2) meets receive #0 (line 12, cnt 1): matched steps "
+          "need the same cnt");
+    CHECK(problem(replaced(kSpecRing, "recv=\"2\" chan=\"0\"", "recv=\"2\" chan=\"1\"")) ==
+          "line 3: rank 0 <tb id=\"0\">: chan=\"1\" is not below nchannels=\"1\" (only those channels get connections)");
+    const std::string race = problem(kRacingCopies);
+    CHECK(race.rfind("race on rank 0 o[1]: tb ", 0) == 0);
+    CHECK(race.find(", and no dependency or message orders the two") != std::string::npos);
+    CHECK(problem(replaced(kRacingCopies, "dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"",
+                           "dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"")) ==
+          "line 34: rank 2 tb 0 step 1 (s): waits for tb 2 step 0, which has hasdep=\"0\" and so does not publish its "
+          "progress (the wait could hang)");
+    CHECK(problem(replaced(kRacingCopies, "<step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"2\"",
+                           "<step s=\"1\" type=\"nop\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"2\"")) ==
+          "line 34: rank 2 tb 0 step 1 (nop): a nop at the end of a threadblock is dropped by the loader, with its dependency");
+  }
+  SECTION("execution: deadlocks at large buffers") {
+    CHECK(problem(kExchange3) ==
+          "deadlock: 2 threadblock(s) wait forever (FIFOs of 2 calls; each step of cnt c is c calls, as with large buffers): "
+          "line 4: rank 0 tb 0 step 0 (s) waits for room to send to rank 1 on channel 0 (2 calls unreceived); line 10: "
+          "rank 1 tb 0 step 0 (s) waits for room to send to rank 0 on channel 0 (2 calls unreceived)");
+    // LL's 8-call FIFOs take it at every buffer size: cnt 3 is 3, 2 or 1 calls.
+    const MscclVerifyResult ll = verify_msccl_xml(replaced(kExchange3, "proto=\"Simple\"", "proto=\"LL\""));
+    CHECK(ll.ok);
+    CHECK(ll.splits_executed == 3);
+  }
+  SECTION("execution: wrong results") {
+    CHECK(problem(replaced(kAllReduce2, "<step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"", "<step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"1\"")) ==
+          "rank 0 i[1] (output chunk 1, in place) should hold the sum of chunk 1 over all 2 ranks but is missing rank 1's "
+          "chunk 1 (1 contribution(s) where 2 belong) (numerically element 0 is 3 instead of 10)");
+    CHECK(problem(replaced(kAllReduce2, "<step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"1\"", "<step s=\"3\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"")) ==
+          "rank 0 i[1] (output chunk 1, in place) should hold the sum of chunk 1 over all 2 ranks but counts rank 0's "
+          "chunk 1 twice (3 contribution(s) where 2 belong) (numerically element 0 is 13 instead of 10)");
+    CHECK(problem(replaced(kSpecRing, "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\"",
+                           "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"0\"")) ==
+          "rank 1 o[0] should hold rank 0's chunk 0 but holds rank 2's chunk 2 (numerically element 0 is 17 instead of 1)");
+    // Out of place, o starts uninitialised: sending o[r] instead of i[0] spreads garbage.
+    std::string out_of_place = replaced(kSpecRing, "inplace=\"1\"", "inplace=\"0\"");
+    for (int r = 0; r < 3; ++r) out_of_place = replaced(out_of_place, "i_chunks=\"0\"", "i_chunks=\"1\"");
+    CHECK(problem(out_of_place) ==
+          "rank 0 o[0] should hold rank 0's chunk 0 but holds uninitialised data (a scratch or output slot was read before "
+          "anything wrote it) (numerically element 0 is NaN instead of 1)");
+  }
+}
+
+TEST_CASE("The writer falls back to shorter steps where long ones would hang", "[msccl]") {
+  // Both ranks send their whole vector and reduce what arrives into it (swing-latency's step): a
+  // receive may overwrite a chunk only after its own send read it, so with one step of cnt 6 (6
+  // calls at large buffers) each send waits for room its peer's blocked receive would make.
+  Topology pair(2, {});
+  pair.add_duplex(0, 1, 0.5, 1.0);
+  pair.name = "pair";
+  Schedule schedule(CollectiveKind::kAllReduce, 6000, {0, 1}, 3, "exchange");
+  const std::vector<ChunkId> all = {0, 1, 2, 3, 4, 5};
+  schedule.add(0, 1, TransferKind::kReduce, all, {}, 0.0, 6.5, pair.find_link(0, 1));
+  schedule.add(1, 0, TransferKind::kReduce, all, {}, 0.0, 6.5, pair.find_link(1, 0));
+  REQUIRE(verify_schedule(pair, schedule).ok);
+
+  const std::string simple = schedule_to_msccl_xml(schedule, pair, {});
+  CHECK(simple.find("cnt=\"6\"") == std::string::npos);  // pieces of at most 2 chunks, a Simple FIFO's worth
+  CHECK(simple.find("<step s=\"2\" type=\"rrc\" srcbuf=\"i\" srcoff=\"4\" dstbuf=\"i\" dstoff=\"4\" cnt=\"2\" depid=\"0\" deps=\"2\" hasdep=\"0\"/>") !=
+        std::string::npos);
+  CHECK(verify_msccl_xml(simple, &pair).ok);
+  MscclWriteOptions ll;
+  ll.protocol = MscclProtocol::kLL;
+  const std::string deep = schedule_to_msccl_xml(schedule, pair, ll);
+  CHECK(deep.find("<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"6\"") != std::string::npos);
+  CHECK(verify_msccl_xml(deep, &pair).ok);
+}
+
+namespace {
+
+/// The number after `option ` in a message, or 0.
+std::uint32_t suggested(const std::string& message, const std::string& option) {
+  const std::size_t at = message.find(option + " ");
+  return at == std::string::npos ? 0 : static_cast<std::uint32_t>(std::stoul(message.substr(at + option.size() + 1)));
+}
+
+std::string writer_error(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  try {
+    schedule_to_msccl_xml(schedule, topology, options);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("Schedules past the runtime's limits get the limit and a change that works", "[msccl]") {
+  SECTION("256 steps per threadblock: more channels") {
+    const Topology mesh = shipped("mesh-3x3");
+    const Schedule schedule = synthesize(mesh, collective_of(CollectiveKind::kAllReduce, 30), {}).schedule;
+    const std::string error = writer_error(schedule, mesh, {});
+    INFO(error);
+    CHECK(error.find("error: MSCCL XML: rank ") == 0);
+    CHECK(error.find("the runtime runs at most 256 per threadblock: spread each connection over 2 channels (--channels 2)") !=
+          std::string::npos);
+    MscclWriteOptions options;
+    options.channels = suggested(error, "--channels");
+    CHECK(write_and_verify(schedule, mesh, options) == "ok");
+  }
+  SECTION("4095 XML nodes per rank: fewer chunks per NPU") {
+    const Topology torus = shipped("torus-4x4");
+    const Schedule schedule = synthesize(torus, collective_of(CollectiveKind::kAllReduce, 70), {}).schedule;
+    const std::string error = writer_error(schedule, torus, {});
+    INFO(error);
+    CHECK(error.find("the runtime's reader loads at most 4095 per rank: use fewer chunks per NPU") != std::string::npos);
+    const std::uint32_t chunks = suggested(error, "--chunks-per-npu");
+    REQUIRE(chunks > 0);
+    REQUIRE(chunks < 70);
+    MscclWriteOptions options;
+    options.channels = std::max(1u, suggested(error, "--channels"));
+    CHECK(write_and_verify(synthesize(torus, collective_of(CollectiveKind::kAllReduce, chunks), {}).schedule, torus, options) ==
+          "ok");
+  }
+  SECTION("16-bit chunk offsets") {
+    const Topology ring = one_way_ring(3);
+    const Schedule schedule(CollectiveKind::kAllGather, 1 << 20, {0, 1, 2}, 11000, "hand");
+    CHECK(writer_error(schedule, ring, {}) ==
+          "error: MSCCL XML: nchunksperloop would be 33000 but the runtime stores chunk offsets in 16 bits (at most "
+          "32767): use at most 10922 chunks per NPU (--chunks-per-npu)");
+  }
+}
+
+TEST_CASE("Schedules MSCCL cannot express are refused with the reason", "[msccl]") {
+  // Corners of a 3x3 mesh reach each other only through non-members, which are not ranks.
+  const Topology mesh = shipped("mesh-3x3");
+  const Schedule schedule = synthesize(mesh, collective_of(CollectiveKind::kAllGather, 1, {0, 2, 6, 8}), {}).schedule;
+  const std::string error = writer_error(schedule, mesh, {});
+  CHECK(error.find("error: MSCCL XML: transfer ") == 0);
+  CHECK(error.find(", which is not a member: MSCCL moves data only between the communicator's ranks") != std::string::npos);
+  MscclWriteOptions bad_name;
+  bad_name.name = "two words";
+  CHECK(writer_error(spec_ring_schedule(one_way_ring(3)), one_way_ring(3), bad_name) ==
+        "error: MSCCL XML: algorithm name 'two words': at most 63 printable characters without spaces, quotes, '<', '>' or '&'");
+  REQUIRE_THROWS_WITH(parse_msccl_protocol("simple", "--proto"),
+                      "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?); the MSCCL runtime knows Simple, LL and LL128");
+}
