@@ -75,6 +75,8 @@ bool stderr_is_terminal();
 void register_topo_command(CLI::App& app);
 void register_synth_command(CLI::App& app);
 void register_verify_command(CLI::App& app);
+void register_batch_command(CLI::App& app);
+void register_compare_command(CLI::App& app);
 void register_simulate_command(CLI::App& app);
 void register_baseline_command(CLI::App& app);
 

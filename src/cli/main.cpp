@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   tenet::cli::register_synth_command(app);
   tenet::cli::register_topo_command(app);
   tenet::cli::register_verify_command(app);
+  tenet::cli::register_batch_command(app);
+  tenet::cli::register_compare_command(app);
   tenet::cli::register_simulate_command(app);
   tenet::cli::register_baseline_command(app);
 

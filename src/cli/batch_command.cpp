@@ -1,0 +1,229 @@
+// `tenet batch` and `tenet batch merge`: failure sweeps, sharded across machines if needed.
+
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "tenet/baselines/baseline.hpp"
+#include "tenet/batch/batch.hpp"
+#include "tenet/common/atomic_file.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
+#include "tenet/io/schedule_json.hpp"
+
+namespace tenet::cli {
+namespace {
+
+struct BatchCommandOptions {
+  CollectiveOptions collective;
+  std::string scenarios;
+  std::string baselines = "ring,direct";
+  std::uint64_t seed = 1;
+  std::string policy = "tenet";
+  std::string shard = "0/1";
+  std::string out_dir;
+  bool json = false;
+  bool csv = false;
+  int threads = 0;
+};
+
+struct MergeOptions {
+  std::vector<std::string> folders;
+  std::string out_dir;
+  bool json = false;
+  bool csv = false;
+};
+
+std::vector<std::string> parse_baseline_list(const std::string& text) {
+  if (text == "none") return {};
+  if (text == "all") return baseline_names();
+  std::vector<std::string> names;
+  std::string current;
+  for (char c : text + ",") {
+    if (c != ',') {
+      current += c;
+      continue;
+    }
+    if (current.empty()) continue;
+    bool known = false;
+    for (const std::string& name : baseline_names()) known = known || name == current;
+    if (!known) {
+      std::string message = "unknown baseline '" + current + "'";
+      const std::string suggestion = closest_match(current, baseline_names());
+      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+      throw InputError("", "--baselines", message + "; expected a comma-separated list, all or none");
+    }
+    names.push_back(current);
+    current.clear();
+  }
+  return names;
+}
+
+/// A file name from a scenario name: letters, digits, '-', '_' and '.' kept, the rest '_'.
+std::string file_stem(const std::string& name) {
+  std::string stem;
+  for (char c : name) {
+    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    stem += safe ? c : '_';
+  }
+  return stem.empty() || stem[0] == '.' ? "scenario" + stem : stem;
+}
+
+void print_summary_table(const nlohmann::json& summary) {
+  const nlohmann::json& batch = summary["batch"];
+  std::cout << "batch " << batch["collective"].get<std::string>() << " of "
+            << format_size(batch["size_bytes"].get<std::uint64_t>()) << " on " << batch["topology"].get<std::string>()
+            << ": " << summary["scenarios"].size() << " scenario(s), worst first\n";
+  Table table({"scenario", "status", "NPUs", "time", "algbw GB/s", "slowdown", "best baseline", "speedup", "verified"});
+  for (const nlohmann::json& row : summary["scenarios"]) {
+    if (row["status"] != "ok") {
+      table.add_row({row["scenario"], row["status"], "", "", "", "", "", "", ""});
+      continue;
+    }
+    const bool has_baseline = !row["best_baseline"].is_null();
+    table.add_row({row["scenario"], "ok", std::to_string(row["npus"].get<std::uint32_t>()),
+                   format_time_us(row["time_us"].get<double>()), fixed(row["algbw_GBps"].get<double>(), 2),
+                   fixed(row["slowdown"].get<double>(), 3), has_baseline ? row["best_baseline"].get<std::string>() : "-",
+                   has_baseline ? fixed(row["speedup_over_best_baseline"].get<double>(), 2) + "x" : "-",
+                   row["verified"].get<bool>() ? "yes" : "NO"});
+  }
+  std::cout << table.render();
+}
+
+void emit(const nlohmann::json& summary, bool json, bool csv) {
+  if (json) {
+    print_json(summary);
+  } else if (csv) {
+    std::cout << summary_csv(summary);
+  } else {
+    print_summary_table(summary);
+  }
+}
+
+void run_batch_command(const BatchCommandOptions& options) {
+  if (options.collective.topology.empty()) throw InputError("", "--topology", "is required (the healthy topology file)");
+  if (options.scenarios.empty()) throw InputError("", "--scenarios", "is required, e.g. all-npus");
+  if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
+  auto thread_limit = limit_threads(options.threads);
+  BatchOptions batch;
+  parse_shard(options.shard, "--shard", batch.shard_index, batch.shard_count);
+  batch.baselines = parse_baseline_list(options.baselines);
+  batch.synth.seed = options.seed;
+  batch.synth.policy = parse_synth_policy(options.policy, "--policy");
+  const LoadedCollective loaded = load_collective(options.collective);
+  if (!loaded.collective.members.empty()) {
+    throw InputError("", "--members", "batch takes members per scenario, in a scenarios .json file");
+  }
+  batch.collective = loaded.collective;
+  const Topology& healthy = loaded.topology;
+  const std::vector<Scenario> scenarios = make_scenarios(options.scenarios, healthy, "--scenarios");
+  if (!options.out_dir.empty()) {
+    std::error_code code;
+    std::filesystem::create_directories(options.out_dir, code);
+    if (code) throw InputError(options.out_dir, "", "cannot create the folder: " + code.message());
+  }
+
+  ScheduleSink sink;
+  if (!options.out_dir.empty()) {
+    sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule) {
+      write_file_atomically(options.out_dir + "/" + file_stem(outcome.scenario.name) + ".json",
+                            schedule_to_text(schedule, degraded));
+    };
+  }
+  const bool show_progress = stderr_is_terminal();
+  auto progress = [&](std::size_t done, std::size_t total) {
+    if (show_progress) std::cerr << "\rbatch: " << done << "/" << total << " scenarios" << std::flush;
+  };
+  const std::vector<ScenarioOutcome> outcomes = run_batch(healthy, scenarios, batch, sink, progress);
+  if (show_progress) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
+
+  BatchIdentity identity;
+  identity.topology = healthy.name;
+  identity.fingerprint = healthy.fingerprint();
+  identity.collective = collective_name(batch.collective.kind);
+  identity.size_bytes = batch.collective.size_bytes;
+  identity.chunks_per_npu = batch.collective.chunks_per_npu;
+  identity.seed = options.seed;
+  identity.policy = options.policy;
+  identity.scenarios = options.scenarios;
+  identity.scenario_count = scenarios.size();
+  identity.baselines = batch.baselines;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ScenarioOutcome& outcome : outcomes) rows.push_back(scenario_row(outcome, healthy));
+  const std::string shard_label = batch.shard_count == 1 ? "all" : options.shard;
+  const nlohmann::json summary = batch_summary(identity, shard_label, rows);
+  if (!options.out_dir.empty()) {
+    write_file_atomically(options.out_dir + "/summary.json", summary.dump(2) + "\n");
+    write_file_atomically(options.out_dir + "/summary.csv", summary_csv(summary));
+  }
+  if (options.json) {
+    // The documented result objects carry synthesis wall time; the summary files leave it out.
+    nlohmann::json document = summary;
+    for (nlohmann::json& row : document["scenarios"]) {
+      for (const ScenarioOutcome& outcome : outcomes) {
+        if (outcome.index == row["index"].get<std::size_t>() && outcome.synth.synthesis_ms) {
+          row["synthesis_ms"] = *outcome.synth.synthesis_ms;
+        }
+      }
+    }
+    print_json(document);
+  } else {
+    emit(summary, false, options.csv);
+  }
+}
+
+void run_merge(const MergeOptions& options) {
+  if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
+  const nlohmann::json merged = merge_batch_summaries(options.folders);
+  if (!options.out_dir.empty()) {
+    std::error_code code;
+    std::filesystem::create_directories(options.out_dir, code);
+    if (code) throw InputError(options.out_dir, "", "cannot create the folder: " + code.message());
+    write_file_atomically(options.out_dir + "/summary.json", merged.dump(2) + "\n");
+    write_file_atomically(options.out_dir + "/summary.csv", summary_csv(merged));
+  }
+  emit(merged, options.json, options.csv);
+}
+
+}  // namespace
+
+void register_batch_command(CLI::App& app) {
+  auto options = std::make_shared<BatchCommandOptions>();
+  CLI::App* batch = app.add_subcommand(
+      "batch",
+      "Synthesize, verify and simulate a collective over many failure scenarios (in parallel), and\n"
+      "report what each costs against the healthy topology and the best classic algorithm");
+  batch->add_option("-t,--topology", options->collective.topology, "Healthy topology file (JSON)");
+  batch->add_option("-c,--collective", options->collective.collective, "allgather, reducescatter or allreduce (default allreduce)");
+  batch->add_option("--size", options->collective.size, "Collective size n, e.g. 64MiB (default 64MiB)");
+  batch->add_option("--chunks-per-npu", options->collective.chunks_per_npu, "Chunks per NPU (default 1)")
+      ->check(CLI::Range(1u, 1u << 16));
+  batch->add_option("--scenarios", options->scenarios,
+                    "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
+  batch->add_option("--baselines", options->baselines, "Baselines simulated per scenario: a list, all or none (default ring,direct)");
+  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
+  batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");
+  batch->add_option("--out-dir", options->out_dir, "Write each scenario's schedule and summary.json/summary.csv here");
+  batch->add_flag("--json", options->json, "Print the summary as one JSON document");
+  batch->add_flag("--csv", options->csv, "Print the summary as CSV");
+  add_threads_option(batch, options->threads);
+
+  auto merge_options = std::make_shared<MergeOptions>();
+  CLI::App* merge = batch->add_subcommand(
+      "merge", "Combine the --out-dir folders of shards 0/N..N-1/N into the summary of the whole sweep");
+  merge->add_option("FOLDERS", merge_options->folders, "Shard output folders")->required();
+  merge->add_option("--out-dir", merge_options->out_dir, "Write the merged summary.json and summary.csv here");
+  merge->add_flag("--json", merge_options->json, "Print the merged summary as JSON");
+  merge->add_flag("--csv", merge_options->csv, "Print the merged summary as CSV");
+  merge->callback([merge_options] { run_merge(*merge_options); });
+
+  batch->callback([options, batch] {
+    if (batch->got_subcommand("merge")) return;
+    run_batch_command(*options);
+  });
+}
+
+}  // namespace tenet::cli

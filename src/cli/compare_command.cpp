@@ -1,0 +1,254 @@
+// `tenet compare`: the synthesized algorithm and every applicable baseline, simulated with one
+// congestion-aware model on one topology, at one size or a sweep of sizes.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "tenet/baselines/baseline.hpp"
+#include "tenet/common/atomic_file.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
+#include "tenet/io/plot.hpp"
+#include "tenet/io/result.hpp"
+#include "tenet/sim/bounds.hpp"
+#include "tenet/sim/simulator.hpp"
+#include "tenet/synth/synthesizer.hpp"
+#include "tenet/topology/analysis.hpp"
+#include "tenet/verify/verifier.hpp"
+
+namespace tenet::cli {
+namespace {
+
+struct CompareOptions {
+  CollectiveOptions collective;
+  std::string sizes;
+  std::string algorithms = "all";
+  std::uint64_t seed = 1;
+  bool json = false;
+  bool csv = false;
+  std::string plot;
+  std::string heatmap;
+  std::string heatmap_algorithm = "synth";
+  int threads = 0;
+};
+
+/// "32B:1GiB" as every power of two from the first size to the last.
+std::vector<std::uint64_t> parse_sweep(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return {parse_size(text, "--sizes")};
+  const std::uint64_t low = parse_size(text.substr(0, colon), "--sizes");
+  const std::uint64_t high = parse_size(text.substr(colon + 1), "--sizes");
+  if (high < low) throw InputError("", "--sizes", "'" + text + "': the last size is smaller than the first");
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t size = low; size <= high && sizes.size() < 64; size *= 2) sizes.push_back(size);
+  return sizes;
+}
+
+std::vector<std::string> parse_algorithms(const std::string& text) {
+  std::vector<std::string> known = baseline_names();
+  known.insert(known.begin(), "synth");
+  if (text == "all") return known;
+  std::vector<std::string> chosen;
+  std::string current;
+  for (char c : text + ",") {
+    if (c != ',') {
+      current += c;
+      continue;
+    }
+    if (current.empty()) continue;
+    if (std::find(known.begin(), known.end(), current) == known.end()) {
+      std::string message = "unknown algorithm '" + current + "'";
+      const std::string suggestion = closest_match(current, known);
+      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+      throw InputError("", "--algorithms", message + "; expected all or a comma-separated list of synth, ring, direct, "
+                                                     "rhd, swing, swing-latency, bucket, circulant");
+    }
+    chosen.push_back(current);
+    current.clear();
+  }
+  return chosen;
+}
+
+/// One algorithm at one size: its result and, for the heat map, per-link bytes.
+struct Row {
+  CollectiveResult result;
+  std::vector<double> link_bytes;
+};
+
+Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective, double bound,
+            std::uint64_t seed) {
+  Row row;
+  CollectiveResult& result = row.result;
+  result.algorithm = algorithm;
+  result.collective = collective.kind;
+  result.npus = static_cast<std::uint32_t>(collective.participants(topology).size());
+  result.size_bytes = collective.size_bytes;
+  result.lower_bound_us = bound;
+  Schedule schedule;
+  if (algorithm == "synth") {
+    SynthOptions options;
+    options.seed = seed;
+    const auto started = std::chrono::steady_clock::now();
+    SynthResult synthesized = synthesize(topology, collective, options);
+    result.synthesis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    result.verified = verify_schedule(synthesized.synthesis_topology, synthesized.schedule).ok;
+    // On the user's topology an unwound schedule's transfers cross the switches: route them.
+    if (synthesized.unwind_degree != 0) synthesized.schedule.forget_links();
+    schedule = std::move(synthesized.schedule);
+  } else {
+    BaselineResult baseline = generate_baseline(algorithm, topology, collective);
+    if (!baseline.applicable) {
+      result.applicable = false;
+      result.reason = baseline.reason;
+      return row;
+    }
+    schedule = std::move(baseline.schedule);
+    result.verified = verify_schedule(topology, schedule).ok;
+  }
+  const SimResult simulated = simulate(topology, schedule);
+  result.time_us = simulated.time_us;
+  result.transfers = schedule.size();
+  for (const std::string& note : schedule.notes) result.extra["notes"].push_back(note);
+  for (const LinkLoad& load : simulated.links) row.link_bytes.push_back(load.bytes);
+  return row;
+}
+
+void run_compare(const CompareOptions& options) {
+  if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
+  auto thread_limit = limit_threads(options.threads);
+  const std::vector<std::string> algorithms = parse_algorithms(options.algorithms);
+  std::vector<std::uint64_t> sizes = parse_sweep(options.sizes.empty() ? options.collective.size : options.sizes);
+  LoadedCollective loaded = load_collective(options.collective);
+  const Topology& topology = loaded.topology;
+  const Diameter diameter = compute_diameter(topology, loaded.collective.members);
+  if (!options.heatmap.empty() && std::find(algorithms.begin(), algorithms.end(), options.heatmap_algorithm) == algorithms.end()) {
+    throw InputError("", "--heatmap-algorithm", "'" + options.heatmap_algorithm + "' is not among the compared algorithms");
+  }
+
+  std::vector<std::vector<Row>> table(sizes.size());
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    Collective collective = loaded.collective;
+    collective.size_bytes = sizes[s];
+    const double bound = lower_bound(topology, collective, diameter).total_us;
+    for (const std::string& algorithm : algorithms) table[s].push_back(run_one(algorithm, topology, collective, bound, options.seed));
+  }
+
+  nlohmann::json results = nlohmann::json::array();
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    double best = INFINITY;
+    for (const Row& row : table[s]) {
+      if (row.result.applicable && row.result.verified) best = std::min(best, row.result.time_us);
+    }
+    for (const Row& row : table[s]) {
+      nlohmann::json object = result_to_json(row.result);
+      if (row.result.applicable) {
+        object["time_over_lower_bound"] = row.result.time_us / row.result.lower_bound_us;
+        object["slowdown_vs_best"] = row.result.time_us / best;
+        object["winner"] = row.result.verified && row.result.time_us == best;
+      }
+      results.push_back(object);
+    }
+  }
+
+  if (!options.plot.empty()) {
+    std::vector<PlotSeries> series;
+    for (std::size_t a = 0; a < algorithms.size(); ++a) {
+      PlotSeries line{algorithms[a], {}};
+      for (std::size_t s = 0; s < sizes.size(); ++s) {
+        const CollectiveResult& result = table[s][a].result;
+        if (result.applicable && result.verified) line.points.emplace_back(sizes[s], result.algbw_GBps());
+      }
+      if (!line.points.empty()) series.push_back(line);
+    }
+    write_file_atomically(options.plot, bandwidth_plot_svg(series, collective_name(loaded.collective.kind) + " on " +
+                                                                       topology.name + ": algorithm bandwidth"));
+  }
+  if (!options.heatmap.empty()) {
+    const std::size_t a = static_cast<std::size_t>(
+        std::find(algorithms.begin(), algorithms.end(), options.heatmap_algorithm) - algorithms.begin());
+    const Row& row = table.back()[a];
+    if (!row.result.applicable) {
+      throw InputError("", "--heatmap-algorithm", options.heatmap_algorithm + " does not apply: " + row.result.reason);
+    }
+    write_file_atomically(options.heatmap,
+                          link_heatmap_svg(topology, row.link_bytes,
+                                           options.heatmap_algorithm + " " + collective_name(loaded.collective.kind) +
+                                               " of " + format_size(sizes.back()) + " on " + topology.name +
+                                               ": bytes per link"));
+  }
+
+  if (options.json) {
+    print_json({{"topology", topology.name}, {"collective", collective_name(loaded.collective.kind)}, {"results", results}});
+    return;
+  }
+  if (options.csv) {
+    std::cout << "algorithm,collective,npus,size_bytes,applicable,time_us,algbw_GBps,lower_bound_us,"
+                 "time_over_lower_bound,slowdown_vs_best,winner,verified,reason\n";
+    for (const nlohmann::json& r : results) {
+      const bool applicable = r["applicable"].get<bool>();
+      std::cout << r["algorithm"].get<std::string>() << "," << r["collective"].get<std::string>() << "," << r["npus"]
+                << "," << r["size_bytes"] << "," << (applicable ? "true" : "false") << ",";
+      if (applicable) {
+        std::cout << r["time_us"] << "," << r["algbw_GBps"] << "," << r["lower_bound_us"] << ","
+                  << r["time_over_lower_bound"] << "," << r["slowdown_vs_best"] << "," << r["winner"] << ","
+                  << r["verified"] << ",";
+      } else {
+        std::cout << ",,,,,,false,\"" << r["reason"].get<std::string>() << "\"";
+      }
+      std::cout << "\n";
+    }
+    return;
+  }
+  std::cout << collective_name(loaded.collective.kind) << " on " << topology.name << " ("
+            << loaded.collective.participants(topology).size() << " NPUs); * marks the fastest verified algorithm\n";
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    std::cout << "\n" << format_size(sizes[s]) << ":\n";
+    Table out({"algorithm", "time", "algbw GB/s", "time/bound", "vs best", "verified"});
+    std::vector<std::string> reasons;
+    for (std::size_t a = 0; a < algorithms.size(); ++a) {
+      const nlohmann::json& r = results[s * algorithms.size() + a];
+      if (!r["applicable"].get<bool>()) {
+        out.add_row({"  " + algorithms[a], "n/a", "", "", "", ""});
+        reasons.push_back(algorithms[a] + ": " + r["reason"].get<std::string>());
+        continue;
+      }
+      out.add_row({std::string(r["winner"].get<bool>() ? "* " : "  ") + algorithms[a],
+                   format_time_us(r["time_us"].get<double>()), fixed(r["algbw_GBps"].get<double>(), 2),
+                   fixed(r["time_over_lower_bound"].get<double>(), 3), fixed(r["slowdown_vs_best"].get<double>(), 2) + "x",
+                   r["verified"].get<bool>() ? "yes" : "NO"});
+    }
+    std::cout << out.render();
+    for (const std::string& reason : reasons) std::cout << "  n/a " << reason << "\n";
+  }
+  if (!options.plot.empty()) std::cout << "\nwrote " << options.plot << "\n";
+  if (!options.heatmap.empty()) std::cout << "wrote " << options.heatmap << "\n";
+}
+
+}  // namespace
+
+void register_compare_command(CLI::App& app) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "Which algorithm wins on this topology, and by how much: the synthesized one and every applicable\n"
+      "baseline (ring, direct, rhd, swing, swing-latency, bucket, circulant), all verified and simulated\n"
+      "with one congestion-aware model, at --size or over --sizes 32B:1GiB (powers of two)");
+  add_collective_options(compare, options->collective, true);
+  compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB");
+  compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
+  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  compare->add_flag("--json", options->json, "Print one JSON document");
+  compare->add_flag("--csv", options->csv, "Print CSV");
+  compare->add_option("--plot", options->plot, "Write algorithm bandwidth versus size as SVG");
+  compare->add_option("--heatmap", options->heatmap, "Write the per-link load of one algorithm (largest size) as SVG");
+  compare->add_option("--heatmap-algorithm", options->heatmap_algorithm, "The algorithm of --heatmap (default synth)");
+  add_threads_option(compare, options->threads);
+  compare->callback([options] { run_compare(*options); });
+}
+
+}  // namespace tenet::cli

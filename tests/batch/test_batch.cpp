@@ -1,0 +1,138 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <tbb/global_control.h>
+
+#include "tenet/batch/batch.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/topology/generators.hpp"
+#include "tenet/topology/topology_json.hpp"
+
+using namespace tenet;
+
+namespace {
+
+Topology shipped(const std::string& name) {
+  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
+}
+
+BatchOptions allreduce_options() {
+  BatchOptions options;
+  options.collective.kind = CollectiveKind::kAllReduce;
+  options.collective.size_bytes = 1 << 20;
+  return options;
+}
+
+BatchIdentity identity_for(const Topology& topology, const std::string& spec, std::size_t count) {
+  BatchIdentity identity;
+  identity.topology = topology.name;
+  identity.fingerprint = topology.fingerprint();
+  identity.collective = "allreduce";
+  identity.size_bytes = 1 << 20;
+  identity.scenarios = spec;
+  identity.scenario_count = count;
+  identity.baselines = {"ring", "direct"};
+  return identity;
+}
+
+nlohmann::json summary_of(const Topology& topology, const std::vector<Scenario>& scenarios, BatchOptions options,
+                          const std::string& spec) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ScenarioOutcome& outcome : run_batch(topology, scenarios, options)) rows.push_back(scenario_row(outcome, topology));
+  const std::string shard =
+      options.shard_count == 1 ? "all" : std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count);
+  return batch_summary(identity_for(topology, spec, scenarios.size()), shard, rows);
+}
+
+}  // namespace
+
+TEST_CASE("every ok scenario is verified and slower or equal to healthy; disconnections are rows", "[batch]") {
+  const Topology ring = shipped("ring-64");
+  // A ring survives any one NPU failure but not two far apart ones: both kinds of row appear.
+  std::vector<Scenario> scenarios = make_scenarios("random-npus:2:6:3", ring, "--scenarios");
+  const std::vector<ScenarioOutcome> outcomes = run_batch(ring, scenarios, allreduce_options());
+  REQUIRE(outcomes.size() == scenarios.size());
+  CHECK(outcomes[0].scenario.name == "healthy");
+  CHECK(outcomes[0].slowdown == 1.0);
+  std::size_t failed = 0;
+  for (const ScenarioOutcome& outcome : outcomes) {
+    INFO(outcome.scenario.name << ": " << outcome.status);
+    if (outcome.status != "ok") {
+      ++failed;
+      CHECK(outcome.status.find("cannot reach") != std::string::npos);
+      continue;
+    }
+    CHECK(outcome.synth.verified);
+    REQUIRE(outcome.baselines.size() == 2);
+    CHECK(outcome.baselines[0].algorithm == "ring");
+  }
+  CHECK(failed > 0);
+}
+
+TEST_CASE("the TACOS failure study: a 4x4 mesh with NPUs 7 and 9 failed beats ring and direct", "[batch]") {
+  const Topology mesh = generate_topology(nlohmann::json{{"kind", "mesh"}, {"dims", {4, 4}}}, LinkDefaults{}, "t", "");
+  std::vector<Scenario> scenarios(2);
+  scenarios[0].name = "healthy";
+  scenarios[1].name = "fig23a";
+  scenarios[1].failed_npus = {7, 9};
+  const std::vector<ScenarioOutcome> outcomes = run_batch(mesh, scenarios, allreduce_options());
+  REQUIRE(outcomes[1].status == "ok");
+  CHECK(outcomes[1].synth.verified);
+  CHECK(outcomes[1].synth.npus == 14);
+  CHECK(outcomes[1].slowdown > 1.0);
+  CHECK(outcomes[1].speedup_over_best_baseline > 1.0);
+}
+
+TEST_CASE("results do not depend on the thread count, and shards add up to the whole run", "[batch]") {
+  const Topology torus = shipped("torus-4x4");
+  const std::string spec = "all-npus";
+  const std::vector<Scenario> scenarios = make_scenarios(spec, torus, "--scenarios");
+  nlohmann::json whole;
+  {
+    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    whole = summary_of(torus, scenarios, allreduce_options(), spec);
+  }
+  CHECK(whole == summary_of(torus, scenarios, allreduce_options(), spec));
+  CHECK(whole["scenarios"].size() == scenarios.size());
+
+  // Shards written to folders, merged back: byte-identical to the single run.
+  std::vector<std::string> folders;
+  for (std::uint32_t shard = 0; shard < 3; ++shard) {
+    BatchOptions options = allreduce_options();
+    options.shard_index = shard;
+    options.shard_count = 3;
+    const nlohmann::json part = summary_of(torus, scenarios, options, spec);
+    const std::string folder = "batch-shard-" + std::to_string(shard);
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder + "/summary.json") << part.dump(2);
+    folders.push_back(folder);
+  }
+  nlohmann::json merged = merge_batch_summaries(folders);
+  CHECK(merged == whole);
+
+  CHECK_THROWS_WITH(merge_batch_summaries({folders[0], folders[1]}),
+                    "error: batch merge: missing shard(s) 2/3");
+  CHECK_THROWS_WITH(merge_batch_summaries({folders[0], folders[1], folders[1]}),
+                    Catch::Contains("shard 1/3 is given twice"));
+  // A shard of another sweep (other size) is refused.
+  {
+    nlohmann::json other = nlohmann::json::parse(std::ifstream(folders[2] + "/summary.json"));
+    other["batch"]["size_bytes"] = 4096;
+    std::ofstream(folders[2] + "/summary.json") << other.dump(2);
+  }
+  CHECK_THROWS_WITH(merge_batch_summaries(folders), Catch::Contains("comes from a different sweep"));
+  for (const std::string& folder : folders) std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("shard specs are checked", "[batch]") {
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;
+  parse_shard("2/8", "--shard", index, count);
+  CHECK(index == 2);
+  CHECK(count == 8);
+  CHECK_THROWS_WITH(parse_shard("8/8", "--shard", index, count),
+                    "error: --shard: '8/8' is not a shard; expected I/N with 0 <= I < N, e.g. 0/4");
+  CHECK_THROWS_WITH(parse_shard("x", "--shard", index, count), Catch::Contains("is not a shard"));
+}
