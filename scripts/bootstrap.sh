@@ -26,7 +26,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENET_WARNINGS_AS_ERRO
 cmake --build build -j "$jobs"
 
 if [ "${1:-}" = "--test" ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENET_SANITIZE=ON \
+  # -O1 without debug info: the sanitizers still see everything, and the build is half as long.
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DTENET_SANITIZE=ON \
         -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
   cmake --build build-asan -j "$jobs"
   echo "== tests (Release) =="
