@@ -1,7 +1,9 @@
 #pragma once
 // The congestion-aware flow-level simulator (DESIGN.md, "Simulator", binding).
 //
-// A transfer starts when all its dependencies have finished (planned times are ignored). It
+// A transfer starts when all its dependencies have finished; planned times are not used, except
+// that transfers planned on the same link keep their planned order on it (a synthesized
+// schedule's links are queues; see simulator.cpp). It
 // follows its planned link, or else its route (Router: dimension order on intact tori and meshes,
 // shortest path otherwise); it first pays the sum of the alphas on its route, then moves its
 // bytes at its max-min fair share of the bandwidth of every link on the route, recomputed
