@@ -39,26 +39,8 @@ struct MergeOptions {
 std::vector<std::string> parse_baseline_list(const std::string& text) {
   if (text == "none") return {};
   if (text == "all") return baseline_names();
-  std::vector<std::string> names;
-  std::string current;
-  for (char c : text + ",") {
-    if (c != ',') {
-      current += c;
-      continue;
-    }
-    if (current.empty()) continue;
-    bool known = false;
-    for (const std::string& name : baseline_names()) known = known || name == current;
-    if (!known) {
-      std::string message = "unknown baseline '" + current + "'";
-      const std::string suggestion = closest_match(current, baseline_names());
-      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-      throw InputError("", "--baselines", message + "; expected a comma-separated list, all or none");
-    }
-    names.push_back(current);
-    current.clear();
-  }
-  return names;
+  return parse_name_list(text, baseline_names(), "--baselines", "baseline",
+                         "expected a comma-separated list, all or none");
 }
 
 /// A file name from a scenario name: letters, digits, '-', '_' and '.' kept, the rest '_'.

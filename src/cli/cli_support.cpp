@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/topology/transforms.hpp"
@@ -73,6 +74,29 @@ LoadedCollective load_collective(const CollectiveOptions& options) {
   Topology topology = load_topology(options.topology);
   if (!options.members.empty()) collective.members = parse_members(options.members, topology, "--members");
   return {std::move(topology), std::move(collective)};
+}
+
+std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
+                                         const std::string& option, const std::string& what,
+                                         const std::string& expected) {
+  std::vector<std::string> names;
+  std::string current;
+  for (char c : text + ",") {
+    if (c != ',') {
+      current += c;
+      continue;
+    }
+    if (current.empty()) continue;
+    if (std::find(known.begin(), known.end(), current) == known.end()) {
+      std::string message = "unknown " + what + " '" + current + "'";
+      const std::string suggestion = closest_match(current, known);
+      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+      throw InputError("", option, message + "; " + expected);
+    }
+    names.push_back(current);
+    current.clear();
+  }
+  return names;
 }
 
 double peak_memory_MiB() {

@@ -65,6 +65,12 @@ struct LoadedCollective {
 };
 LoadedCollective load_collective(const CollectiveOptions& options);
 
+/// A comma-separated list of names, each one of `known` (an unknown one is an InputError naming
+/// `option`, with a suggestion and `expected`). Empty entries are skipped.
+std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
+                                         const std::string& option, const std::string& what,
+                                         const std::string& expected);
+
 /// Peak resident memory of this process so far, MiB.
 double peak_memory_MiB();
 

@@ -53,25 +53,9 @@ std::vector<std::string> parse_algorithms(const std::string& text) {
   std::vector<std::string> known = baseline_names();
   known.insert(known.begin(), "synth");
   if (text == "all") return known;
-  std::vector<std::string> chosen;
-  std::string current;
-  for (char c : text + ",") {
-    if (c != ',') {
-      current += c;
-      continue;
-    }
-    if (current.empty()) continue;
-    if (std::find(known.begin(), known.end(), current) == known.end()) {
-      std::string message = "unknown algorithm '" + current + "'";
-      const std::string suggestion = closest_match(current, known);
-      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-      throw InputError("", "--algorithms", message + "; expected all or a comma-separated list of synth, ring, direct, "
-                                                     "rhd, swing, swing-latency, bucket, circulant");
-    }
-    chosen.push_back(current);
-    current.clear();
-  }
-  return chosen;
+  return parse_name_list(text, known, "--algorithms", "algorithm",
+                         "expected all or a comma-separated list of synth, ring, direct, rhd, swing, swing-latency, "
+                         "bucket, circulant");
 }
 
 /// One algorithm at one size: its result and, for the heat map, per-link bytes.
