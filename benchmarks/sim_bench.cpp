@@ -8,6 +8,7 @@
 // twice (transfers on planned links, then routed by the simulator), and prints the wall time of
 // each simulate() call next to the closed form 2(p-1)(alpha + n/(p bw)).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -42,33 +43,34 @@ tenet::Schedule ring_all_reduce(const tenet::Topology& topology, std::uint32_t p
   Schedule schedule(CollectiveKind::kAllReduce, size, std::move(members), 1, "ring");
   const std::uint64_t steps = 2 * (std::uint64_t{p} - 1);
   const std::uint64_t count = steps * p;
-  Schedule::Extension room = schedule.extend(count, count, 2 * (count - p));
+  std::vector<std::uint32_t> dep_counts(count, 2);
+  std::fill(dep_counts.begin(), dep_counts.begin() + p, 0);
+  Schedule::Extension room = schedule.extend(count, dep_counts);
   std::vector<LinkId> forward(p);
   for (NodeId i = 0; i < p; ++i) forward[i] = topology.find_link(i, (i + 1) % p);
   const Link& link = topology.link(forward[0]);
   const double hop = link_time_us(schedule.chunk_bytes(), link.latency_us, link.bandwidth_GBps);
-  std::uint64_t dep = 0;
+  std::vector<double> times(steps + 1);
+  for (std::uint64_t step = 0; step <= steps; ++step) times[step] = static_cast<double>(step) * hop;
+  const std::uint32_t time_base = schedule.add_times(times);
   for (std::uint64_t step = 0; step < steps; ++step) {
     const bool reducing = step < p - 1;
     const std::uint64_t s = reducing ? step : step - (p - 1);
     for (NodeId i = 0; i < p; ++i) {
       const std::uint64_t id = step * p + i;
-      Transfer& transfer = room.transfers[id];
-      transfer.src = i;
-      transfer.dst = (i + 1) % p;
-      transfer.link = forward[i];
-      transfer.kind = reducing ? TransferKind::kReduce : TransferKind::kCopy;
-      transfer.chunk_begin = id;
-      transfer.chunk_count = 1;
-      room.chunk_ids[id] = static_cast<ChunkId>(reducing ? (i + 2 * p - s - 1) % p : (i + p - s) % p);
-      transfer.dep_begin = dep;
-      transfer.dep_count = step == 0 ? 0 : 2;
+      room.src[id] = i;
+      room.dst[id] = (i + 1) % p;
+      room.link[id] = forward[i];
+      room.kind[id] = reducing ? TransferKind::kReduce : TransferKind::kCopy;
+      *schedule.chunk_slot(static_cast<TransferId>(id)) =
+          static_cast<ChunkId>(reducing ? (i + 2 * p - s - 1) % p : (i + p - s) % p);
       if (step > 0) {
-        room.dep_ids[dep++] = static_cast<TransferId>((step - 1) * p + (i + p - 1) % p);  // the chunk it forwards
-        room.dep_ids[dep++] = static_cast<TransferId>((step - 1) * p + i);                // its link's previous send
+        TransferId* deps = schedule.dep_slots(static_cast<TransferId>(id));
+        deps[0] = static_cast<TransferId>((step - 1) * p + (i + p - 1) % p);  // the chunk it forwards
+        deps[1] = static_cast<TransferId>((step - 1) * p + i);                // its link's previous send
       }
-      transfer.start_us = static_cast<double>(step) * hop;
-      transfer.end_us = static_cast<double>(step + 1) * hop;
+      room.start_at[id] = time_base + static_cast<std::uint32_t>(step);
+      room.end_at[id] = time_base + static_cast<std::uint32_t>(step + 1);
     }
   }
   return schedule;

@@ -47,20 +47,7 @@ TransferId ScheduleBuilder::add_sharing_deps(TransferId sibling, NodeId src, Nod
   const Transfer model = schedule_.transfer(sibling);
   const double start = latest_end(schedule_.deps_of(model));
   const double end = start + route_cost(src, dst).time_us(schedule_.chunk_bytes() * static_cast<double>(chunks.size()));
-  Schedule::Extension extension = schedule_.extend(1, chunks.size(), 0);
-  std::copy(chunks.begin(), chunks.end(), extension.chunk_ids.begin());
-  Transfer& transfer = extension.transfers[0];
-  transfer.chunk_begin = extension.chunk_base;
-  transfer.chunk_count = static_cast<std::uint32_t>(chunks.size());
-  transfer.dep_begin = model.dep_begin;
-  transfer.dep_count = model.dep_count;
-  transfer.start_us = start;
-  transfer.end_us = end;
-  transfer.src = src;
-  transfer.dst = dst;
-  transfer.link = kNoLink;
-  transfer.kind = kind;
-  return extension.first_id;
+  return schedule_.add_sharing_deps(sibling, src, dst, kind, chunks, start, end);
 }
 
 const RouteCost& ScheduleBuilder::route_cost(NodeId src, NodeId dst) {

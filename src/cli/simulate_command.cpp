@@ -49,27 +49,6 @@ std::string link_text(const Topology& topology, LinkId id) {
   return text;
 }
 
-/// The same transfers, dependencies and planned links for a collective of `size_bytes`: chunk
-/// sizes scale, planned times stay (the simulator uses only their order).
-Schedule resized(const Schedule& schedule, std::uint64_t size_bytes) {
-  Schedule copy(schedule.collective(), size_bytes, schedule.members(), schedule.chunks_per_member(),
-                schedule.algorithm());
-  copy.notes = schedule.notes;
-  std::uint64_t chunk_entries = 0;
-  std::uint64_t dep_entries = 0;
-  for (const Transfer& transfer : schedule.transfers()) {
-    chunk_entries = std::max(chunk_entries, transfer.chunk_begin + transfer.chunk_count);
-    dep_entries = std::max(dep_entries, transfer.dep_begin + transfer.dep_count);
-  }
-  Schedule::Extension room = copy.extend(schedule.size(), chunk_entries, dep_entries);
-  for (TransferId id = 0; id < schedule.size(); ++id) {
-    const Transfer& transfer = schedule.transfer(id);
-    room.transfers[id] = transfer;
-    std::ranges::copy(schedule.chunks_of(transfer), room.chunk_ids.begin() + static_cast<std::ptrdiff_t>(transfer.chunk_begin));
-    std::ranges::copy(schedule.deps_of(transfer), room.dep_ids.begin() + static_cast<std::ptrdiff_t>(transfer.dep_begin));
-  }
-  return copy;
-}
 
 bool is_xml(const std::string& path) {
   return path.size() >= 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
@@ -88,7 +67,7 @@ void run_simulate(const SimulateOptions& options) {
   // Correctness does not depend on the size, so the schedule is verified as written.
   const VerifyResult verdict = verify_schedule(topology, loaded);
   std::optional<Schedule> scaled;
-  if (size != 0 && size != loaded.size_bytes()) scaled = resized(loaded, size);
+  if (size != 0 && size != loaded.size_bytes()) scaled = loaded.resized(size);
   const Schedule& schedule = scaled ? *scaled : loaded;
 
   SimOptions sim_options;

@@ -1,9 +1,18 @@
 #include "tenet/schedule/schedule.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <stdexcept>
 
 namespace tenet {
+namespace {
+
+/// Slots of the recent-times cache: a baseline's steps and a JSON file's events repeat far fewer
+/// distinct times than this at a time.
+constexpr std::size_t kRecentTimes = 4096;
+
+}  // namespace
 
 Schedule::Schedule(CollectiveKind collective, std::uint64_t size_bytes, std::vector<NodeId> members,
                    std::uint32_t chunks_per_member, std::string algorithm)
@@ -15,57 +24,103 @@ Schedule::Schedule(CollectiveKind collective, std::uint64_t size_bytes, std::vec
   if (members_.empty() || chunks_per_member_ == 0) throw std::logic_error("Schedule: no members or no chunks");
 }
 
+std::uint32_t Schedule::time_index(double us) {
+  if (recent_times_.empty()) recent_times_.assign(kRecentTimes, 0);
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(us);
+  std::uint32_t& slot = recent_times_[(bits * 0x9E3779B97F4A7C15ull) >> 52];
+  if (slot != 0 && std::bit_cast<std::uint64_t>(times_[slot - 1]) == bits) return slot - 1;
+  if (times_.size() >= std::numeric_limits<std::uint32_t>::max()) throw std::length_error("Schedule: too many distinct times");
+  times_.push_back(us);
+  slot = static_cast<std::uint32_t>(times_.size());
+  return slot - 1;
+}
+
 TransferId Schedule::add(NodeId src, NodeId dst, TransferKind kind, std::span<const ChunkId> chunks,
                          std::span<const TransferId> deps, double start_us, double end_us, LinkId link) {
-  const TransferId id = static_cast<TransferId>(transfers_.size());
+  const TransferId id = static_cast<TransferId>(size());
   for (TransferId dep : deps) {
     if (dep >= id) throw std::logic_error("Schedule::add: dependency on a later transfer");
   }
-  Transfer transfer;
-  transfer.src = src;
-  transfer.dst = dst;
-  transfer.link = link;
-  transfer.kind = kind;
-  transfer.chunk_begin = chunk_ids_.size();
-  transfer.chunk_count = static_cast<std::uint32_t>(chunks.size());
-  transfer.dep_begin = dep_ids_.size();
-  transfer.dep_count = static_cast<std::uint32_t>(deps.size());
-  transfer.start_us = start_us;
-  transfer.end_us = end_us;
-  chunk_ids_.insert(chunk_ids_.end(), chunks.begin(), chunks.end());
-  dep_ids_.insert(dep_ids_.end(), deps.begin(), deps.end());
-  transfers_.push_back(transfer);
+  deps_.push(deps);
+  chunks_.push(chunks);
+  src_.push_back(src);
+  dst_.push_back(dst);
+  link_.push_back(link);
+  kind_.push_back(kind);
+  start_at_.push_back(time_index(start_us));
+  end_at_.push_back(time_index(end_us));
   return id;
+}
+
+TransferId Schedule::add_sharing_deps(TransferId sibling, NodeId src, NodeId dst, TransferKind kind,
+                                      std::span<const ChunkId> chunks, double start_us, double end_us, LinkId link) {
+  if (sibling >= size()) throw std::logic_error("Schedule::add_sharing_deps: no such sibling");
+  const TransferId id = static_cast<TransferId>(size());
+  deps_.push_same_as(sibling);
+  chunks_.push(chunks);
+  src_.push_back(src);
+  dst_.push_back(dst);
+  link_.push_back(link);
+  kind_.push_back(kind);
+  start_at_.push_back(time_index(start_us));
+  end_at_.push_back(time_index(end_us));
+  return id;
+}
+
+Schedule Schedule::resized(std::uint64_t size_bytes) const {
+  Schedule copy = *this;
+  copy.size_bytes_ = size_bytes;
+  return copy;
 }
 
 double Schedule::planned_time_us() const {
   double latest = 0.0;
-  for (const Transfer& transfer : transfers_) latest = std::max(latest, transfer.end_us);
+  for (std::uint32_t at : end_at_) latest = std::max(latest, times_[at]);
   return latest;
 }
 
 void Schedule::reserve(std::size_t transfers, std::size_t chunk_entries, std::size_t dep_entries) {
-  transfers_.reserve(transfers);
-  chunk_ids_.reserve(chunk_entries);
-  dep_ids_.reserve(dep_entries);
+  src_.reserve(transfers);
+  dst_.reserve(transfers);
+  link_.reserve(transfers);
+  kind_.reserve(transfers);
+  start_at_.reserve(transfers);
+  end_at_.reserve(transfers);
+  chunks_.reserve(transfers, chunk_entries);
+  deps_.reserve(transfers, dep_entries);
 }
 
-Schedule::Extension Schedule::extend(std::size_t transfers, std::size_t chunk_entries, std::size_t dep_entries) {
+std::uint32_t Schedule::add_times(std::span<const double> times) {
+  if (times_.size() + times.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("Schedule: too many distinct times");
+  }
+  const auto first = static_cast<std::uint32_t>(times_.size());
+  times_.insert(times_.end(), times.begin(), times.end());
+  return first;
+}
+
+Schedule::Extension Schedule::extend(std::size_t count, std::span<const std::uint32_t> dep_counts) {
+  if (dep_counts.size() != count) throw std::logic_error("Schedule::extend: one dependency count per transfer");
+  const std::size_t first = size();
+  src_.resize(first + count);
+  dst_.resize(first + count);
+  link_.resize(first + count);
+  kind_.resize(first + count);
+  start_at_.resize(first + count);
+  end_at_.resize(first + count);
+  chunks_.extend_single(count);
+  deps_.extend(dep_counts);
   Extension extension;
-  extension.first_id = static_cast<TransferId>(transfers_.size());
-  extension.chunk_base = chunk_ids_.size();
-  extension.dep_base = dep_ids_.size();
-  transfers_.resize(transfers_.size() + transfers);
-  chunk_ids_.resize(chunk_ids_.size() + chunk_entries);
-  dep_ids_.resize(dep_ids_.size() + dep_entries);
-  extension.transfers = {transfers_.data() + extension.first_id, transfers};
-  extension.chunk_ids = {chunk_ids_.data() + extension.chunk_base, chunk_entries};
-  extension.dep_ids = {dep_ids_.data() + extension.dep_base, dep_entries};
+  extension.first_id = static_cast<TransferId>(first);
+  extension.src = {src_.data() + first, count};
+  extension.dst = {dst_.data() + first, count};
+  extension.link = {link_.data() + first, count};
+  extension.kind = {kind_.data() + first, count};
+  extension.start_at = {start_at_.data() + first, count};
+  extension.end_at = {end_at_.data() + first, count};
   return extension;
 }
 
-void Schedule::forget_links() {
-  for (Transfer& transfer : transfers_) transfer.link = kNoLink;
-}
+void Schedule::forget_links() { std::fill(link_.begin(), link_.end(), kNoLink); }
 
 }  // namespace tenet

@@ -14,7 +14,7 @@
 // schedule is byte-identical for any thread count.
 //
 // Cost. Per NPU two bitsets over chunks (held; held or on the way), so memory is 2 * NPUs * chunks
-// bits plus the transfers themselves (24 bytes each). Each forward's dependency (the transfer that
+// bits plus the transfers themselves (16 bytes each). Each forward's dependency (the transfer that
 // brought its chunk) is found at the end, NPU by NPU, rather than looked up in an (NPU, chunk)
 // table while matching: that lookup was a cache miss per transfer and half the run time. A match scans words of
 // held(u) & ~have(v) from a random place and stops at the first few candidates; nothing is p x p
@@ -121,13 +121,12 @@ class Engine {
   }
 
   AllGatherTrace run() {
-    // Every member receives every chunk it lacks exactly once; relays add a little on top.
-    transfers_.reserve(static_cast<std::size_t>(members_unfinished_) * chunks_);
     Tick now = 0;
     std::uint64_t event = 0;
     for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
     while (members_unfinished_ > 0) {
-      match_all(event, now);
+      event_times_.push_back(now);
+      match_all(static_cast<std::uint32_t>(event), now);
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
       now = arrivals_.next_time();
       ++event;
@@ -137,8 +136,10 @@ class Engine {
       for (LinkId id : arrived_links_) mark_dirty(topology_.link(id).dst);
       arrive_all(now);
     }
+    event_times_.push_back(now);  // the finish: every kept transfer ends at a recorded event
     AllGatherTrace trace;
     trace.finish = now;
+    trace.event_times = std::move(event_times_);
     trace.link_ticks = std::move(link_ticks_);
     trace.chunk_count = chunks_;
     link_feeders();
@@ -245,11 +246,11 @@ class Engine {
     dirty_.push_back(v);
   }
 
-  void match_all(std::uint64_t event, Tick now) {
+  void match_all(std::uint32_t event, Tick now) {
     std::sort(dirty_.begin(), dirty_.end());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 16), [&](const auto& range) {
       Scratch& scratch = scratch_.local();
-      for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, now, scratch);
+      for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, scratch);
     });
     for (NodeId v : dirty_) {
       const std::uint32_t base = adjacency_.in_offsets[v];
@@ -267,10 +268,11 @@ class Engine {
 
   /// Matches v's free in-links at `now`. Writes only v's have-bits, v's in-links' idle flags and
   /// v's block of match slots.
-  void match_destination(NodeId v, std::uint64_t event, Tick now, Scratch& scratch) {
+  void match_destination(NodeId v, std::uint32_t event, Scratch& scratch) {
     match_count_[v] = 0;
     scratch.free_links.clear();
     Rng rng(mix_seed(mix_seed(seed_, event), v));
+    const Tick now = event_times_[event];
     for (LinkId id : adjacency_.in(v)) {
       if (link_free_at_[id] <= now) scratch.free_links.push_back({id, link_ticks_[id], rng.next()});
     }
@@ -283,7 +285,7 @@ class Engine {
       return a.ticks != b.ticks ? a.ticks < b.ticks : a.tie_break < b.tie_break;
     });
     if (policy_ == SynthPolicy::kTacos) {
-      match_by_postcondition(v, now, rng, scratch);
+      match_by_postcondition(v, event, rng, scratch);
     } else {
       for (const FreeLink& free : scratch.free_links) {
         const ChunkId chunk = have_count_[v] == chunks_ ? kNoChunk : best_offer(free.link, v, rng);
@@ -291,12 +293,12 @@ class Engine {
           link_idle_[free.link] = 1;
           continue;
         }
-        record(v, free.link, chunk, now);
+        record(v, free.link, chunk, event);
       }
     }
   }
 
-  void record(NodeId v, LinkId link, ChunkId chunk, Tick now) {
+  void record(NodeId v, LinkId link, ChunkId chunk, std::uint32_t event) {
     set_bit(have_, v, chunk);
     if (have_[static_cast<std::size_t>(v) * words_ + word_of(chunk)] == ~std::uint64_t{0}) {
       want_words_[static_cast<std::size_t>(v) * summary_words_ + word_of(chunk) / 64] &=
@@ -304,12 +306,12 @@ class Engine {
     }
     ++have_count_[v];
     link_idle_[link] = 0;
-    match_slots_[adjacency_.in_offsets[v] + match_count_[v]++] = {now, link, chunk, kNotDelivered};
+    match_slots_[adjacency_.in_offsets[v] + match_count_[v]++] = {event, link, chunk, kNotDelivered};
   }
 
   /// The paper's order: every chunk v still wants, shuffled; each goes to the cheapest free
   /// in-link whose source holds it (links are pre-sorted cheapest first, random among equals).
-  void match_by_postcondition(NodeId v, Tick now, Rng& rng, Scratch& scratch) {
+  void match_by_postcondition(NodeId v, std::uint32_t event, Rng& rng, Scratch& scratch) {
     scratch.wanted.clear();
     const std::size_t base = static_cast<std::size_t>(v) * words_;
     for (std::size_t w = 0; w < words_; ++w) {
@@ -323,7 +325,7 @@ class Engine {
       if (unassigned == 0) break;
       for (FreeLink& free : scratch.free_links) {
         if (free.link == kNoLink || !test_bit(holds_, topology_.link(free.link).src, chunk)) continue;
-        record(v, free.link, chunk, now);
+        record(v, free.link, chunk, event);
         free.link = kNoLink;
         --unassigned;
         break;
@@ -447,8 +449,8 @@ class Engine {
     const std::size_t count = transfers_.size();
     std::vector<std::uint64_t> in_offsets(nodes_ + 1, 0);
     std::vector<std::uint64_t> out_offsets(nodes_ + 1, 0);
-    for (const MatchedTransfer& transfer : transfers_) {
-      const Link& link = topology_.link(transfer.link);
+    for (std::size_t i = 0; i < count; ++i) {
+      const Link& link = topology_.link(transfers_[i].link);
       ++in_offsets[link.dst + 1];
       ++out_offsets[link.src + 1];
     }
@@ -493,8 +495,9 @@ class Engine {
       trace.transfers = std::move(transfers_);
       return;
     }
-    std::vector<char> keep(transfers_.size(), 0);
-    for (std::size_t i = transfers_.size(); i-- > 0;) {
+    const std::size_t count = transfers_.size();
+    std::vector<char> keep(count, 0);
+    for (std::size_t i = count; i-- > 0;) {
       const MatchedTransfer& transfer = transfers_[i];
       const Link& link = topology_.link(transfer.link);
       // A relay's delivery still in flight at the finish never arrived: it cannot be needed.
@@ -502,9 +505,8 @@ class Engine {
       keep[i] = 1;
       if (transfer.feeder != kNotDelivered) keep[transfer.feeder] = 1;
     }
-    std::vector<std::uint32_t> new_index(transfers_.size(), kNotDelivered);
-    trace.transfers.reserve(transfers_.size());
-    for (std::size_t i = 0; i < transfers_.size(); ++i) {
+    std::vector<std::uint32_t> new_index(count, kNotDelivered);
+    for (std::size_t i = 0; i < count; ++i) {
       if (!keep[i]) continue;
       new_index[i] = static_cast<std::uint32_t>(trace.transfers.size());
       MatchedTransfer kept = transfers_[i];
@@ -547,10 +549,18 @@ class Engine {
   std::vector<std::uint32_t> link_inflight_;  ///< the transfer on each link, or kNotDelivered
   std::vector<LinkId> arrived_links_;
   std::vector<char> gained_;                  ///< per NPU: received data at this event
-  std::vector<MatchedTransfer> transfers_;
+  TransferLog transfers_;
+  std::vector<Tick> event_times_;
 };
 
 }  // namespace
+
+std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
+  const Tick end = event_times[transfer.event] + link_ticks[transfer.link];
+  const auto found = std::lower_bound(event_times.begin() + transfer.event, event_times.end(), end);
+  if (found == event_times.end() || *found != end) throw std::logic_error("all-gather trace: a transfer ends between events");
+  return static_cast<std::uint32_t>(found - event_times.begin());
+}
 
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed) {
   Engine engine(problem, policy, seed);

@@ -2,6 +2,7 @@
 // The TEN greedy all-gather engine on a switch-free topology. Private to src/synth.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tenet/synth/synthesizer.hpp"
@@ -16,9 +17,10 @@ constexpr double kTicksPerUs = 1e6;
 
 constexpr std::uint32_t kNotDelivered = ~std::uint32_t{0};
 
-/// One planned transfer, 24 bytes: source, destination and cost follow from the link.
+/// One planned transfer, 16 bytes: source, destination and cost follow from the link, the start
+/// time from the event.
 struct MatchedTransfer {
-  Tick start;
+  std::uint32_t event;  ///< index into AllGatherTrace::event_times
   LinkId link;
   ChunkId chunk;
   /// The transfer that brought the chunk to the link's source (its only dependency), or
@@ -26,11 +28,43 @@ struct MatchedTransfer {
   std::uint32_t feeder;
 };
 
+/// The matched transfers in matching order, in fixed blocks of 64 MiB: growing never copies, the
+/// blocks' pages are touched only when written, and a consumer that is done with a block hands
+/// its memory back at once (blocks this large are always their own mapping), so converting the
+/// log into a Schedule needs little more memory than the Schedule.
+class TransferLog {
+ public:
+  static constexpr unsigned kBlockBits = 22;
+  static constexpr std::size_t kBlockSize = std::size_t{1} << kBlockBits;
+
+  std::size_t size() const { return size_; }
+  MatchedTransfer& operator[](std::size_t i) { return blocks_[i >> kBlockBits][i & (kBlockSize - 1)]; }
+  const MatchedTransfer& operator[](std::size_t i) const { return blocks_[i >> kBlockBits][i & (kBlockSize - 1)]; }
+  void push_back(const MatchedTransfer& transfer) {
+    if ((size_ & (kBlockSize - 1)) == 0) blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(kBlockSize));
+    blocks_.back()[size_ & (kBlockSize - 1)] = transfer;
+    ++size_;
+  }
+  std::size_t block_count() const { return blocks_.size(); }
+  /// First index of block b.
+  static std::size_t block_begin(std::size_t b) { return b << kBlockBits; }
+  void release_block(std::size_t b) { blocks_[b].reset(); }
+
+ private:
+  std::vector<std::unique_ptr<MatchedTransfer[]>> blocks_;
+  std::size_t size_ = 0;
+};
+
 struct AllGatherTrace {
-  std::vector<MatchedTransfer> transfers;  ///< in matching order: starts never decrease
-  std::vector<Tick> link_ticks;            ///< time of one chunk on each link
+  TransferLog transfers;           ///< in matching order: starts never decrease
+  std::vector<Tick> event_times;   ///< strictly increasing; every kept transfer ends at one of them
+  std::vector<Tick> link_ticks;    ///< time of one chunk on each link
   std::uint32_t chunk_count = 0;
-  Tick finish = 0;                         ///< when the last member got its last chunk
+  Tick finish = 0;                 ///< when the last member got its last chunk
+
+  Tick start_of(const MatchedTransfer& transfer) const { return event_times[transfer.event]; }
+  /// The event at which a transfer ends.
+  std::uint32_t end_event(const MatchedTransfer& transfer) const;
 };
 
 struct AllGatherProblem {

@@ -1,5 +1,7 @@
 #include "schedule_assembly.hpp"
 
+#include <algorithm>
+
 #include <tbb/parallel_for.h>
 
 namespace tenet::synth {
@@ -7,12 +9,8 @@ namespace {
 
 double to_us(Tick ticks) { return static_cast<double>(ticks) / kTicksPerUs; }
 
-/// Exclusive prefix sums of `counts` (one more entry than counts: the total last).
-std::vector<std::uint64_t> offsets_of(const std::vector<std::uint32_t>& counts) {
-  std::vector<std::uint64_t> offsets(counts.size() + 1, 0);
-  for (std::size_t i = 0; i < counts.size(); ++i) offsets[i + 1] = offsets[i] + counts[i];
-  return offsets;
-}
+/// Transfers per parallel task while converting: large enough to amortize scheduling.
+constexpr std::size_t kGrain = 4096;
 
 }  // namespace
 
@@ -25,100 +23,114 @@ Topology transpose(const Topology& topology) {
   return reversed;
 }
 
-void append_all_gather(Schedule& schedule, const Topology& topology, const AllGatherTrace& trace, Tick offset,
+void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTrace& trace, Tick offset,
                        const std::vector<std::vector<TransferId>>& ready) {
-  const auto& forward = trace.transfers;
-  const std::size_t count = forward.size();
-  std::vector<std::uint32_t> dep_counts(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const MatchedTransfer& transfer = forward[i];
-    dep_counts[i] = transfer.feeder != kNotDelivered ? 1
-                    : ready.empty()                 ? 0
-                                                    : static_cast<std::uint32_t>(ready[transfer.chunk].size());
-  }
-  const std::vector<std::uint64_t> dep_offsets = offsets_of(dep_counts);
-  Schedule::Extension room = schedule.extend(count, count, dep_offsets.back());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 4096), [&](const auto& range) {
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      const MatchedTransfer& transfer = forward[i];
-      const Link& link = topology.link(transfer.link);
-      Transfer& out = room.transfers[i];
-      out.src = link.src;
-      out.dst = link.dst;
-      out.link = transfer.link;
-      out.kind = TransferKind::kCopy;
-      out.start_us = to_us(offset + transfer.start);
-      out.end_us = to_us(offset + transfer.start + trace.link_ticks[transfer.link]);
-      out.chunk_begin = room.chunk_base + i;
-      out.chunk_count = 1;
-      room.chunk_ids[i] = transfer.chunk;
-      out.dep_begin = room.dep_base + dep_offsets[i];
-      out.dep_count = dep_counts[i];
-      if (transfer.feeder != kNotDelivered) {
-        room.dep_ids[dep_offsets[i]] = room.first_id + transfer.feeder;
-      } else if (!ready.empty()) {
-        std::copy(ready[transfer.chunk].begin(), ready[transfer.chunk].end(), room.dep_ids.begin() + static_cast<std::ptrdiff_t>(dep_offsets[i]));
-      }
+  std::vector<double> times(trace.event_times.size());
+  for (std::size_t e = 0; e < times.size(); ++e) times[e] = to_us(offset + trace.event_times[e]);
+  const std::uint32_t time_base = schedule.add_times(times);
+  const TransferId first_id = static_cast<TransferId>(schedule.size());
+  const std::size_t count = trace.transfers.size();
+  std::vector<std::uint32_t> dep_counts;
+  for (std::size_t b = 0; b < trace.transfers.block_count(); ++b) {
+    const std::size_t begin = TransferLog::block_begin(b);
+    const std::size_t n = std::min(TransferLog::kBlockSize, count - begin);
+    dep_counts.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const MatchedTransfer& transfer = trace.transfers[begin + i];
+      dep_counts[i] = transfer.feeder != kNotDelivered ? 1
+                      : ready.empty()                 ? 0
+                                                      : static_cast<std::uint32_t>(ready[transfer.chunk].size());
     }
-  });
+    const Schedule::Extension room = schedule.extend(n, dep_counts);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        const MatchedTransfer& transfer = trace.transfers[begin + i];
+        const Link& link = topology.link(transfer.link);
+        const TransferId id = room.first_id + static_cast<TransferId>(i);
+        room.src[i] = link.src;
+        room.dst[i] = link.dst;
+        room.link[i] = transfer.link;
+        room.kind[i] = TransferKind::kCopy;
+        room.start_at[i] = time_base + transfer.event;
+        room.end_at[i] = time_base + trace.end_event(transfer);
+        *schedule.chunk_slot(id) = transfer.chunk;
+        if (transfer.feeder != kNotDelivered) {
+          *schedule.dep_slots(id) = first_id + transfer.feeder;
+        } else if (!ready.empty()) {
+          std::copy(ready[transfer.chunk].begin(), ready[transfer.chunk].end(), schedule.dep_slots(id));
+        }
+      }
+    });
+    trace.transfers.release_block(b);
+  }
 }
 
 std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, const Topology& topology,
-                                                           const AllGatherTrace& transposed_trace) {
-  const auto& forward = transposed_trace.transfers;
-  const std::size_t count = forward.size();
+                                                           AllGatherTrace& transposed_trace) {
+  AllGatherTrace& trace = transposed_trace;
+  const std::size_t count = trace.transfers.size();
   // children[i]: the forward transfers that sent on what transfer i delivered. Reversed, they are
-  // the reductions that must reach a node before it passes its partial sum on.
-  std::vector<std::uint32_t> child_counts(count, 0);
-  for (const MatchedTransfer& transfer : forward) {
-    if (transfer.feeder != kNotDelivered) ++child_counts[transfer.feeder];
+  // the reductions that must reach a node before it passes its partial sum on. Fewer than 2^32
+  // transfers, so 32-bit offsets.
+  std::vector<std::uint32_t> child_offsets(count + 1, 0);
+  for (std::size_t j = 0; j < count; ++j) {
+    if (trace.transfers[j].feeder != kNotDelivered) ++child_offsets[trace.transfers[j].feeder + 1];
   }
-  const std::vector<std::uint64_t> child_offsets = offsets_of(child_counts);
+  for (std::size_t i = 0; i < count; ++i) child_offsets[i + 1] += child_offsets[i];
   std::vector<std::uint32_t> children(child_offsets.back());
   {
-    std::vector<std::uint64_t> fill(child_offsets.begin(), child_offsets.end() - 1);
+    std::vector<std::uint32_t> fill(child_offsets.begin(), child_offsets.end() - 1);
     for (std::size_t j = 0; j < count; ++j) {
-      if (forward[j].feeder != kNotDelivered) children[fill[forward[j].feeder]++] = static_cast<std::uint32_t>(j);
+      const std::uint32_t feeder = trace.transfers[j].feeder;
+      if (feeder != kNotDelivered) children[fill[feeder]++] = static_cast<std::uint32_t>(j);
     }
   }
 
   // Reduce-scatter transfer k is the reversal of forward transfer count-1-k, so reversed
-  // dependencies (on children, which came later forward) point to earlier transfers.
-  std::vector<std::uint32_t> dep_counts(count);
-  for (std::size_t k = 0; k < count; ++k) dep_counts[k] = child_counts[count - 1 - k];
-  const std::vector<std::uint64_t> dep_offsets = offsets_of(dep_counts);
-  Schedule::Extension room = schedule.extend(count, count, dep_offsets.back());
-  const Tick finish = transposed_trace.finish;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 4096), [&](const auto& range) {
-    for (std::size_t k = range.begin(); k != range.end(); ++k) {
-      const std::size_t i = count - 1 - k;
-      const MatchedTransfer& transfer = forward[i];
-      // On the transpose, link l runs from topology's link l destination to its source.
-      const Link& link = topology.link(transfer.link);
-      const Tick end = finish - transfer.start;
-      Transfer& out = room.transfers[k];
-      out.src = link.src;
-      out.dst = link.dst;
-      out.link = transfer.link;
-      out.kind = TransferKind::kReduce;
-      out.start_us = to_us(end - transposed_trace.link_ticks[transfer.link]);
-      out.end_us = to_us(end);
-      out.chunk_begin = room.chunk_base + k;
-      out.chunk_count = 1;
-      room.chunk_ids[k] = transfer.chunk;
-      out.dep_begin = room.dep_base + dep_offsets[k];
-      out.dep_count = dep_counts[k];
-      for (std::uint64_t c = child_offsets[i]; c < child_offsets[i + 1]; ++c) {
-        room.dep_ids[dep_offsets[k] + (c - child_offsets[i])] =
-            room.first_id + static_cast<TransferId>(count - 1 - children[c]);
+  // dependencies (on children, which came later forward) point to earlier transfers. Time t
+  // forward is finish - t reversed: a transfer's reversed start is its forward end.
+  std::vector<double> times(trace.event_times.size());
+  for (std::size_t e = 0; e < times.size(); ++e) times[e] = to_us(trace.finish - trace.event_times[e]);
+  const std::uint32_t time_base = schedule.add_times(times);
+  const TransferId first_id = static_cast<TransferId>(schedule.size());
+  std::vector<std::vector<TransferId>> into_owner(trace.chunk_count);
+  std::vector<std::uint32_t> dep_counts;
+  // Forward blocks from the last: reduce-scatter ids grow as forward indices fall.
+  for (std::size_t b = trace.transfers.block_count(); b-- > 0;) {
+    const std::size_t begin = TransferLog::block_begin(b);
+    const std::size_t end = std::min(begin + TransferLog::kBlockSize, count);
+    const std::size_t n = end - begin;
+    dep_counts.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = end - 1 - k;
+      dep_counts[k] = child_offsets[i + 1] - child_offsets[i];
+    }
+    const Schedule::Extension room = schedule.extend(n, dep_counts);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
+      for (std::size_t k = range.begin(); k != range.end(); ++k) {
+        const std::size_t i = end - 1 - k;
+        const MatchedTransfer& transfer = trace.transfers[i];
+        // On the transpose, link l runs from topology's link l destination to its source.
+        const Link& link = topology.link(transfer.link);
+        const TransferId id = room.first_id + static_cast<TransferId>(k);
+        room.src[k] = link.src;
+        room.dst[k] = link.dst;
+        room.link[k] = transfer.link;
+        room.kind[k] = TransferKind::kReduce;
+        room.start_at[k] = time_base + trace.end_event(transfer);
+        room.end_at[k] = time_base + transfer.event;
+        *schedule.chunk_slot(id) = transfer.chunk;
+        TransferId* deps = schedule.dep_slots(id);
+        for (std::uint32_t c = child_offsets[i]; c < child_offsets[i + 1]; ++c) {
+          *deps++ = first_id + static_cast<TransferId>(count - 1 - children[c]);
+        }
       }
+    });
+    for (std::size_t k = 0; k < n; ++k) {
+      const MatchedTransfer& transfer = trace.transfers[end - 1 - k];
+      if (transfer.feeder == kNotDelivered) into_owner[transfer.chunk].push_back(room.first_id + static_cast<TransferId>(k));
     }
-  });
-  std::vector<std::vector<TransferId>> into_owner(transposed_trace.chunk_count);
-  for (std::size_t i = count; i-- > 0;) {
-    if (forward[i].feeder == kNotDelivered) {
-      into_owner[forward[i].chunk].push_back(room.first_id + static_cast<TransferId>(count - 1 - i));
-    }
+    trace.transfers.release_block(b);
   }
   return into_owner;
 }

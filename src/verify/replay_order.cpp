@@ -10,15 +10,14 @@
 
 namespace tenet::verify_detail {
 
-ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : transfers_(&schedule.transfers()) {
-  const std::vector<Transfer>& transfers = *transfers_;
-  const std::size_t count = transfers.size();
+ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : schedule_(&schedule) {
+  const std::size_t count = schedule.size();
   if (survey.times_monotone && survey.starts_sorted) return;
   if (!survey.times_monotone) {
     effective_start_.resize(count);
     effective_end_.resize(count);
     for (std::size_t id = 0; id < count; ++id) {
-      const Transfer& transfer = transfers[id];
+      const Transfer transfer = schedule.transfer(static_cast<TransferId>(id));
       double start = transfer.start_us;
       for (TransferId dep : schedule.deps_of(transfer)) start = std::max(start, effective_end_[dep]);
       effective_start_[id] = start;

@@ -116,21 +116,21 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
   SlotRows& rows = survey.rows;
   rows.row_of.assign(topology.npu_count(), SlotRows::kNoRow);
   for (NodeId member : schedule.members()) rows.row_of[member] = rows.rows++;
-  const std::vector<Transfer>& transfers = schedule.transfers();
-  survey.links_planned = !transfers.empty();
+  const std::size_t count = schedule.size();
+  survey.links_planned = count != 0;
   // seen_in[c] == id + 1 while transfer `id` is checked: finds a chunk listed twice in O(chunks).
   std::vector<TransferId> seen_in(schedule.chunk_count(), 0);
-  for (TransferId id = 0; id < transfers.size(); ++id) {
+  for (TransferId id = 0; id < count; ++id) {
     survey.problem = transfer_problem(topology, schedule, id, seen_in);
     if (!survey.problem.empty()) return survey;
-    const Transfer& transfer = transfers[id];
+    const Transfer transfer = schedule.transfer(id);
     if (rows.row_of[transfer.src] == SlotRows::kNoRow) rows.row_of[transfer.src] = rows.rows++;
     if (rows.row_of[transfer.dst] == SlotRows::kNoRow) rows.row_of[transfer.dst] = rows.rows++;
     survey.links_planned = survey.links_planned && transfer.link != kNoLink;
-    survey.starts_sorted = survey.starts_sorted && (id == 0 || transfers[id - 1].start_us <= transfer.start_us);
+    survey.starts_sorted = survey.starts_sorted && (id == 0 || schedule.start_us(id - 1) <= transfer.start_us);
     survey.times_monotone = survey.times_monotone && transfer.start_us <= transfer.end_us;
     for (TransferId dep : schedule.deps_of(transfer)) {
-      survey.times_monotone = survey.times_monotone && transfers[dep].end_us <= transfer.start_us;
+      survey.times_monotone = survey.times_monotone && schedule.end_us(dep) <= transfer.start_us;
     }
     survey.chunk_entries += transfer.chunk_count;
   }

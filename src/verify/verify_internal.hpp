@@ -103,14 +103,14 @@ class ReplayOrder {
   /// Requires a schedule that passed the survey.
   ReplayOrder(const Schedule& schedule, const Survey& survey);
 
-  std::size_t size() const { return transfers_->size(); }
+  std::size_t size() const { return schedule_->size(); }
   /// The i-th transfer to start.
   TransferId at(std::size_t i) const { return order_.empty() ? static_cast<TransferId>(i) : order_[i]; }
-  double start(TransferId id) const { return effective_start_.empty() ? (*transfers_)[id].start_us : effective_start_[id]; }
-  double end(TransferId id) const { return effective_end_.empty() ? (*transfers_)[id].end_us : effective_end_[id]; }
+  double start(TransferId id) const { return effective_start_.empty() ? schedule_->start_us(id) : effective_start_[id]; }
+  double end(TransferId id) const { return effective_end_.empty() ? schedule_->end_us(id) : effective_end_[id]; }
 
  private:
-  const std::vector<Transfer>* transfers_;
+  const Schedule* schedule_;
   // Both empty when the planned times already never step backwards (the usual case), so the
   // common path costs no memory; order_ is empty when ids are already in start order.
   std::vector<double> effective_start_;

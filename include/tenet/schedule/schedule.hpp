@@ -16,8 +16,11 @@
 // `link` names the single link a neighbour transfer was planned on (synthesized schedules); kNoLink
 // means "routed by the simulator" (baselines whose peers need not be neighbours).
 //
-// Storage is flat: dependency and chunk lists live in two shared arrays indexed by ranges, so a
-// ring all-reduce on 4,096 NPUs (33 million transfers) stays around 1.5 GB.
+// Storage is by column, sized for the largest synthesized schedules (268 million transfers on a
+// 128x128 mesh): endpoints, link and kind per transfer, start and end as indices into a table of
+// distinct times (schedules are built from events and steps, so times repeat), and chunk and
+// dependency lists in ListColumns that cost 4 bytes a transfer while each list has at most one
+// entry. About 29 bytes a synthesized transfer. `Transfer` is a view assembled from the columns.
 
 #include <cstdint>
 #include <span>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "tenet/collective.hpp"
+#include "tenet/schedule/list_column.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet {
@@ -34,10 +38,10 @@ using ChunkId = std::uint32_t;
 
 enum class TransferKind : std::uint8_t { kCopy, kReduce };
 
-/// 56 bytes; fields ordered largest first so no padding is wasted on millions of transfers.
+/// One transfer as read from a Schedule (a copy assembled from its columns, not storage).
 struct Transfer {
-  std::uint64_t chunk_begin = 0;  ///< index into the schedule's chunk id array
-  std::uint64_t dep_begin = 0;    ///< index into the schedule's dependency array
+  std::uint64_t chunk_begin = 0;  ///< where the chunk list starts (read it with chunks_of)
+  std::uint64_t dep_begin = 0;    ///< where the dependency list starts (read it with deps_of)
   double start_us = 0.0;          ///< planned start
   double end_us = 0.0;            ///< planned end
   NodeId src = kNoNode;
@@ -58,6 +62,10 @@ class Schedule {
   /// with an exception: producers are code, not users, so a violation is a bug).
   TransferId add(NodeId src, NodeId dst, TransferKind kind, std::span<const ChunkId> chunks,
                  std::span<const TransferId> deps, double start_us, double end_us, LinkId link = kNoLink);
+  /// Appends a transfer with the same dependencies as `sibling`, sharing its list: a level of a
+  /// tree that waits on the same hundreds of reductions stores that list once.
+  TransferId add_sharing_deps(TransferId sibling, NodeId src, NodeId dst, TransferKind kind,
+                              std::span<const ChunkId> chunks, double start_us, double end_us, LinkId link = kNoLink);
 
   CollectiveKind collective() const { return collective_; }
   std::uint64_t size_bytes() const { return size_bytes_; }
@@ -69,36 +77,92 @@ class Schedule {
   /// The NPU chunk c belongs to.
   NodeId owner(ChunkId chunk) const { return members_[chunk / chunks_per_member_]; }
   const std::string& algorithm() const { return algorithm_; }
+  /// The same transfers for a collective of another size (chunk sizes scale, planned times stay).
+  Schedule resized(std::uint64_t size_bytes) const;
 
-  std::size_t size() const { return transfers_.size(); }
-  const Transfer& transfer(TransferId id) const { return transfers_[id]; }
-  const std::vector<Transfer>& transfers() const { return transfers_; }
+  std::size_t size() const { return src_.size(); }
+  Transfer transfer(TransferId id) const {
+    Transfer transfer;
+    transfer.chunk_begin = chunks_.begin_of(id);
+    transfer.chunk_count = chunks_.count_of(id);
+    transfer.dep_begin = deps_.begin_of(id);
+    transfer.dep_count = deps_.count_of(id);
+    transfer.start_us = times_[start_at_[id]];
+    transfer.end_us = times_[end_at_[id]];
+    transfer.src = src_[id];
+    transfer.dst = dst_[id];
+    transfer.link = link_[id];
+    transfer.kind = kind_[id];
+    return transfer;
+  }
+  NodeId src(TransferId id) const { return src_[id]; }
+  NodeId dst(TransferId id) const { return dst_[id]; }
+  LinkId link(TransferId id) const { return link_[id]; }
+  TransferKind kind(TransferId id) const { return kind_[id]; }
+  double start_us(TransferId id) const { return times_[start_at_[id]]; }
+  double end_us(TransferId id) const { return times_[end_at_[id]]; }
+  std::span<const ChunkId> chunks_of(TransferId id) const { return chunks_.at(id); }
+  std::span<const TransferId> deps_of(TransferId id) const { return deps_.at(id); }
   std::span<const ChunkId> chunks_of(const Transfer& transfer) const {
-    return {chunk_ids_.data() + transfer.chunk_begin, transfer.chunk_count};
+    return chunks_.range(transfer.chunk_begin, transfer.chunk_count);
   }
   std::span<const TransferId> deps_of(const Transfer& transfer) const {
-    return {dep_ids_.data() + transfer.dep_begin, transfer.dep_count};
+    return deps_.range(transfer.dep_begin, transfer.dep_count);
   }
   double bytes_of(const Transfer& transfer) const { return chunk_bytes() * transfer.chunk_count; }
+  /// Chunk list entries stored in all.
+  std::size_t chunk_entries() const { return chunks_.entries(); }
+
+  /// Every transfer in id order, as views: `for (const Transfer& transfer : schedule.transfers())`.
+  class TransferRange {
+   public:
+    class Iterator {
+     public:
+      Iterator(const Schedule* schedule, TransferId id) : schedule_(schedule), id_(id) {}
+      Transfer operator*() const { return schedule_->transfer(id_); }
+      Iterator& operator++() {
+        ++id_;
+        return *this;
+      }
+      bool operator!=(const Iterator& other) const { return id_ != other.id_; }
+
+     private:
+      const Schedule* schedule_;
+      TransferId id_;
+    };
+    explicit TransferRange(const Schedule* schedule) : schedule_(schedule) {}
+    Iterator begin() const { return {schedule_, 0}; }
+    Iterator end() const { return {schedule_, static_cast<TransferId>(schedule_->size())}; }
+
+   private:
+    const Schedule* schedule_;
+  };
+  TransferRange transfers() const { return TransferRange(this); }
 
   /// Latest planned end (0 for an empty schedule).
   double planned_time_us() const;
 
   void reserve(std::size_t transfers, std::size_t chunk_entries, std::size_t dep_entries);
 
-  /// Room for `transfers` more transfers whose chunk and dependency lists take `chunk_entries`
-  /// and `dep_entries` in all, for producers that fill them in parallel. The producer writes
-  /// every Transfer (with chunk_begin/dep_begin inside the given ranges) and every list entry;
-  /// nothing is checked here, the verifier checks the result.
+  /// Bulk appending, for producers that fill millions of transfers in parallel. add_times stores
+  /// a table of times and returns the index of its first entry; extend appends `count` transfers
+  /// of one chunk each, the i-th with dep_counts[i] dependencies. The producer then writes every
+  /// column entry of the new transfers (start_at/end_at are indices into the time tables), each
+  /// chunk through chunk_slot and each dependency list through dep_slots. Nothing is checked
+  /// here; the verifier checks the result.
+  std::uint32_t add_times(std::span<const double> times);
   struct Extension {
     TransferId first_id;
-    std::span<Transfer> transfers;
-    std::uint64_t chunk_base;   ///< chunk_begin of the first new list entry
-    std::span<ChunkId> chunk_ids;
-    std::uint64_t dep_base;
-    std::span<TransferId> dep_ids;
+    std::span<NodeId> src;
+    std::span<NodeId> dst;
+    std::span<LinkId> link;
+    std::span<TransferKind> kind;
+    std::span<std::uint32_t> start_at;
+    std::span<std::uint32_t> end_at;
   };
-  Extension extend(std::size_t transfers, std::size_t chunk_entries, std::size_t dep_entries);
+  Extension extend(std::size_t count, std::span<const std::uint32_t> dep_counts);
+  ChunkId* chunk_slot(TransferId id) { return chunks_.slots(id); }
+  TransferId* dep_slots(TransferId id) { return deps_.slots(id); }
 
   /// Marks every transfer as routed (link = kNoLink): for a schedule planned on a derived
   /// topology (switches unwound) whose links the user's topology does not have.
@@ -108,14 +172,25 @@ class Schedule {
   std::vector<std::string> notes;
 
  private:
+  std::uint32_t time_index(double us);
+
   CollectiveKind collective_ = CollectiveKind::kAllReduce;
   std::uint64_t size_bytes_ = 0;
   std::vector<NodeId> members_;
   std::uint32_t chunks_per_member_ = 1;
   std::string algorithm_;
-  std::vector<Transfer> transfers_;
-  std::vector<ChunkId> chunk_ids_;
-  std::vector<TransferId> dep_ids_;
+  std::vector<NodeId> src_;
+  std::vector<NodeId> dst_;
+  std::vector<LinkId> link_;
+  std::vector<TransferKind> kind_;
+  std::vector<std::uint32_t> start_at_;  ///< index into times_
+  std::vector<std::uint32_t> end_at_;
+  std::vector<double> times_;
+  /// A small direct-mapped cache of recently added times (index + 1; 0 is empty), so add()
+  /// reuses table entries without a map that could outgrow the columns.
+  std::vector<std::uint32_t> recent_times_;
+  ListColumn chunks_;
+  ListColumn deps_;
 };
 
 }  // namespace tenet
