@@ -1,8 +1,11 @@
 #include "schedule_assembly.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include <tbb/parallel_for.h>
+
+#include "tenet/common/uninitialized.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -35,12 +38,14 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
     const std::size_t begin = TransferLog::block_begin(b);
     const std::size_t n = std::min(TransferLog::kBlockSize, count - begin);
     dep_counts.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const MatchedTransfer& transfer = trace.transfers[begin + i];
-      dep_counts[i] = transfer.feeder != kNotDelivered ? 1
-                      : ready.empty()                 ? 0
-                                                      : static_cast<std::uint32_t>(ready[transfer.chunk].size());
-    }
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        const MatchedTransfer& transfer = trace.transfers[begin + i];
+        dep_counts[i] = transfer.feeder != kNotDelivered ? 1
+                        : ready.empty()                 ? 0
+                                                        : static_cast<std::uint32_t>(ready[transfer.chunk].size());
+      }
+    });
     const Schedule::Extension room = schedule.extend(n, dep_counts);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -72,18 +77,31 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
   // children[i]: the forward transfers that sent on what transfer i delivered. Reversed, they are
   // the reductions that must reach a node before it passes its partial sum on. Fewer than 2^32
   // transfers, so 32-bit offsets.
+  // Filled in parallel with atomic counters, then each short list sorted so the order does not
+  // depend on the threads.
   std::vector<std::uint32_t> child_offsets(count + 1, 0);
-  for (std::size_t j = 0; j < count; ++j) {
-    if (trace.transfers[j].feeder != kNotDelivered) ++child_offsets[trace.transfers[j].feeder + 1];
-  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, kGrain), [&](const auto& range) {
+    for (std::size_t j = range.begin(); j != range.end(); ++j) {
+      const std::uint32_t feeder = trace.transfers[j].feeder;
+      if (feeder != kNotDelivered) std::atomic_ref(child_offsets[feeder + 1]).fetch_add(1, std::memory_order_relaxed);
+    }
+  });
   for (std::size_t i = 0; i < count; ++i) child_offsets[i + 1] += child_offsets[i];
-  std::vector<std::uint32_t> children(child_offsets.back());
+  UninitializedVector<std::uint32_t> children(child_offsets.back());
   {
     std::vector<std::uint32_t> fill(child_offsets.begin(), child_offsets.end() - 1);
-    for (std::size_t j = 0; j < count; ++j) {
-      const std::uint32_t feeder = trace.transfers[j].feeder;
-      if (feeder != kNotDelivered) children[fill[feeder]++] = static_cast<std::uint32_t>(j);
-    }
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, kGrain), [&](const auto& range) {
+      for (std::size_t j = range.begin(); j != range.end(); ++j) {
+        const std::uint32_t feeder = trace.transfers[j].feeder;
+        if (feeder == kNotDelivered) continue;
+        children[std::atomic_ref(fill[feeder]).fetch_add(1, std::memory_order_relaxed)] = static_cast<std::uint32_t>(j);
+      }
+    });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, kGrain), [&](const auto& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        std::sort(children.begin() + child_offsets[i], children.begin() + child_offsets[i + 1]);
+      }
+    });
   }
 
   // Reduce-scatter transfer k is the reversal of forward transfer count-1-k, so reversed
@@ -101,10 +119,12 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
     const std::size_t end = std::min(begin + TransferLog::kBlockSize, count);
     const std::size_t n = end - begin;
     dep_counts.resize(n);
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = end - 1 - k;
-      dep_counts[k] = child_offsets[i + 1] - child_offsets[i];
-    }
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
+      for (std::size_t k = range.begin(); k != range.end(); ++k) {
+        const std::size_t i = end - 1 - k;
+        dep_counts[k] = child_offsets[i + 1] - child_offsets[i];
+      }
+    });
     const Schedule::Extension room = schedule.extend(n, dep_counts);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
       for (std::size_t k = range.begin(); k != range.end(); ++k) {

@@ -95,21 +95,28 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
 
   const double chunk_bytes = static_cast<double>(collective.size_bytes) / chunks;
   std::vector<Outcome> outcomes(candidates.size());
-  tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
-    const Candidate& candidate = candidates[i];
-    Outcome& outcome = outcomes[i];
-    // Reduce-scatter and all-gather draw from different streams of the same seed.
-    if (collective.kind != CollectiveKind::kAllGather) {
+  // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
+  // the topology), so they all go in parallel: two threads keep busy through each run's serial
+  // stretches. Reduce-scatter and all-gather draw from different streams of the same seed.
+  const bool reduce_phase = collective.kind != CollectiveKind::kAllGather;
+  const bool gather_phase = collective.kind != CollectiveKind::kReduceScatter;
+  const std::size_t phases_per_candidate = (reduce_phase ? 1 : 0) + (gather_phase ? 1 : 0);
+  tbb::parallel_for(std::size_t{0}, candidates.size() * phases_per_candidate, [&](std::size_t task) {
+    const Candidate& candidate = candidates[task / phases_per_candidate];
+    Outcome& outcome = outcomes[task / phases_per_candidate];
+    const bool reduce = reduce_phase && task % phases_per_candidate == 0;
+    if (reduce) {
       synth::AllGatherProblem problem{candidate.transposed, members, collective.chunks_per_npu, chunk_bytes};
       outcome.reduce_scatter = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 1));
-      outcome.total += outcome.reduce_scatter->finish;
-    }
-    if (collective.kind != CollectiveKind::kReduceScatter) {
+    } else {
       synth::AllGatherProblem problem{candidate.topology, members, collective.chunks_per_npu, chunk_bytes};
       outcome.all_gather = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 2));
-      outcome.total += outcome.all_gather->finish;
     }
   });
+  for (Outcome& outcome : outcomes) {
+    if (outcome.reduce_scatter) outcome.total += outcome.reduce_scatter->finish;
+    if (outcome.all_gather) outcome.total += outcome.all_gather->finish;
+  }
   std::size_t best = 0;
   for (std::size_t i = 1; i < outcomes.size(); ++i) {
     if (outcomes[i].total < outcomes[best].total) best = i;

@@ -83,7 +83,7 @@ ReplayOutcome replay_all_gather(const Topology& topology, const Schedule& schedu
       writer[member * chunk_count + chunk] = kInitial;
     }
   }
-  TimingChecks timing(topology, schedule, survey.links_planned);
+  TimingChecks timing(topology, schedule, order, survey.links_planned);
   Ancestry ancestry(schedule, order);
   ReplayOutcome outcome;
   PendingEnds pending;
@@ -168,7 +168,7 @@ class ReductionReplay {
         members_(static_cast<std::uint32_t>(schedule.members().size())),
         slots_(static_cast<std::uint64_t>(rows_.rows) * chunk_count_),
         more_(slots_.size()),
-        timing_(topology, schedule, survey.links_planned),
+        timing_(topology, schedule, order, survey.links_planned),
         ancestry_(schedule, order) {
     // Reduce-scatter and all-reduce start with every member holding its own contribution to
     // every chunk.

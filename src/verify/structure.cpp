@@ -2,15 +2,23 @@
 // moves), reported in transfer order so the first problem of the earliest bad transfer wins, plus
 // the facts later passes need, gathered in the same walk.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_reduce.h>
 
 #include "verify_internal.hpp"
 
 namespace tenet::verify_detail {
 namespace {
+
+/// Transfers per parallel task of the survey.
+constexpr std::size_t kSurveyGrain = 16384;
 
 std::string topology_size(const Topology& topology) {
   std::string size = cat(topology.npu_count(), " NPUs");
@@ -113,27 +121,78 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
   Survey survey;
   survey.problem = schedule_problem(topology, schedule);
   if (!survey.problem.empty()) return survey;
+  const std::size_t count = schedule.size();
+
+  // Blocks of transfers are checked in parallel; each block stops at its own first problem and
+  // the earliest block's wins, so the message is the one a walk in transfer order would give.
+  struct Facts {
+    TransferId first_problem = kNoTransfer;
+    bool links_planned = true;
+    bool starts_sorted = true;
+    bool times_monotone = true;
+    std::uint64_t chunk_entries = 0;
+  };
+  // seen_in[c] == id + 1 while transfer `id` is checked: finds a chunk listed twice in O(chunks).
+  tbb::enumerable_thread_specific<std::vector<TransferId>> seen(
+      [&] { return std::vector<TransferId>(schedule.chunk_count(), 0); });
+  const Facts facts = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, count, kSurveyGrain), Facts{},
+      [&](const tbb::blocked_range<std::size_t>& range, Facts facts) {
+        if (facts.first_problem != kNoTransfer && facts.first_problem < range.begin()) return facts;
+        std::vector<TransferId>& seen_in = seen.local();
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          const TransferId id = static_cast<TransferId>(i);
+          if (!transfer_problem(topology, schedule, id, seen_in).empty()) {
+            facts.first_problem = std::min(facts.first_problem, id);
+            return facts;
+          }
+          const Transfer transfer = schedule.transfer(id);
+          facts.links_planned = facts.links_planned && transfer.link != kNoLink;
+          facts.starts_sorted = facts.starts_sorted && (id == 0 || schedule.start_us(id - 1) <= transfer.start_us);
+          facts.times_monotone = facts.times_monotone && transfer.start_us <= transfer.end_us;
+          for (TransferId dep : schedule.deps_of(transfer)) {
+            facts.times_monotone = facts.times_monotone && schedule.end_us(dep) <= transfer.start_us;
+          }
+          facts.chunk_entries += transfer.chunk_count;
+        }
+        return facts;
+      },
+      [](Facts a, const Facts& b) {
+        a.first_problem = std::min(a.first_problem, b.first_problem);
+        a.links_planned = a.links_planned && b.links_planned;
+        a.starts_sorted = a.starts_sorted && b.starts_sorted;
+        a.times_monotone = a.times_monotone && b.times_monotone;
+        a.chunk_entries += b.chunk_entries;
+        return a;
+      });
+  if (facts.first_problem != kNoTransfer) {
+    std::vector<TransferId> seen_in(schedule.chunk_count(), 0);
+    survey.problem = transfer_problem(topology, schedule, facts.first_problem, seen_in);
+    return survey;
+  }
+  survey.links_planned = count != 0 && facts.links_planned;
+  survey.starts_sorted = facts.starts_sorted;
+  survey.times_monotone = facts.times_monotone;
+  survey.chunk_entries = facts.chunk_entries;
+
+  // Rows: members first, then the other NPUs in order of first appearance (a transfer's source
+  // before its destination). Endpoints are valid NPUs here.
   SlotRows& rows = survey.rows;
   rows.row_of.assign(topology.npu_count(), SlotRows::kNoRow);
   for (NodeId member : schedule.members()) rows.row_of[member] = rows.rows++;
-  const std::size_t count = schedule.size();
-  survey.links_planned = count != 0;
-  // seen_in[c] == id + 1 while transfer `id` is checked: finds a chunk listed twice in O(chunks).
-  std::vector<TransferId> seen_in(schedule.chunk_count(), 0);
-  for (TransferId id = 0; id < count; ++id) {
-    survey.problem = transfer_problem(topology, schedule, id, seen_in);
-    if (!survey.problem.empty()) return survey;
-    const Transfer transfer = schedule.transfer(id);
-    if (rows.row_of[transfer.src] == SlotRows::kNoRow) rows.row_of[transfer.src] = rows.rows++;
-    if (rows.row_of[transfer.dst] == SlotRows::kNoRow) rows.row_of[transfer.dst] = rows.rows++;
-    survey.links_planned = survey.links_planned && transfer.link != kNoLink;
-    survey.starts_sorted = survey.starts_sorted && (id == 0 || schedule.start_us(id - 1) <= transfer.start_us);
-    survey.times_monotone = survey.times_monotone && transfer.start_us <= transfer.end_us;
-    for (TransferId dep : schedule.deps_of(transfer)) {
-      survey.times_monotone = survey.times_monotone && schedule.end_us(dep) <= transfer.start_us;
-    }
-    survey.chunk_entries += transfer.chunk_count;
+  std::vector<std::uint64_t> first_seen(topology.npu_count(), ~std::uint64_t{0});
+  for (std::size_t id = 0; id < count; ++id) {
+    first_seen[schedule.src(static_cast<TransferId>(id))] =
+        std::min<std::uint64_t>(first_seen[schedule.src(static_cast<TransferId>(id))], 2 * id);
+    first_seen[schedule.dst(static_cast<TransferId>(id))] =
+        std::min<std::uint64_t>(first_seen[schedule.dst(static_cast<TransferId>(id))], 2 * id + 1);
   }
+  std::vector<std::pair<std::uint64_t, NodeId>> others;
+  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
+    if (rows.row_of[npu] == SlotRows::kNoRow && first_seen[npu] != ~std::uint64_t{0}) others.push_back({first_seen[npu], npu});
+  }
+  std::sort(others.begin(), others.end());
+  for (const auto& [seen_at, npu] : others) rows.row_of[npu] = rows.rows++;
   return survey;
 }
 

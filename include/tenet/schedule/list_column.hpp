@@ -9,10 +9,13 @@
 // row plus the entries, and rows may share one range (a whole level of a tree waiting on the same
 // reductions costs one list, not one per transfer).
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <vector>
+
+#include "tenet/common/uninitialized.hpp"
 
 namespace tenet {
 
@@ -70,11 +73,14 @@ class ListColumn {
       return;
     }
     if (single_) to_ranges();
+    const std::size_t first = counts_.size();
+    begins_.resize(first + counts.size());
+    counts_.resize(first + counts.size());
     std::uint64_t next = values_.size();
-    for (std::uint32_t count : counts) {
-      begins_.push_back(next);
-      counts_.push_back(count);
-      next += count;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      begins_[first + i] = next;
+      counts_[first + i] = counts[i];
+      next += counts[i];
     }
     values_.resize(next);
   }
@@ -95,20 +101,17 @@ class ListColumn {
   /// has no slot; one with count 1 has one.
   std::uint32_t* slots(std::size_t row) { return values_.data() + begin_of(row); }
 
+  /// Reserves for either mode: address space only, pages are touched when rows are written.
   void reserve(std::size_t rows, std::size_t entries) {
-    if (single_) {
-      values_.reserve(rows);
-    } else {
-      begins_.reserve(rows);
-      counts_.reserve(rows);
-      values_.reserve(entries);
-    }
+    begins_.reserve(rows);
+    counts_.reserve(rows);
+    values_.reserve(std::max(rows, entries));
   }
 
  private:
   void to_ranges() {
-    std::vector<std::uint32_t> packed;
-    packed.reserve(values_.size());
+    UninitializedVector<std::uint32_t> packed;
+    packed.reserve(values_.capacity());  // keep what reserve() asked for
     begins_.resize(values_.size());
     counts_.resize(values_.size());
     for (std::size_t row = 0; row < values_.size(); ++row) {
@@ -121,9 +124,9 @@ class ListColumn {
   }
 
   bool single_ = true;
-  std::vector<std::uint64_t> begins_;  ///< per row, ranges mode only
-  std::vector<std::uint32_t> counts_;  ///< per row, ranges mode only
-  std::vector<std::uint32_t> values_;  ///< single: one slot per row; ranges: the entries
+  UninitializedVector<std::uint64_t> begins_;  ///< per row, ranges mode only
+  UninitializedVector<std::uint32_t> counts_;  ///< per row, ranges mode only
+  UninitializedVector<std::uint32_t> values_;  ///< single: one slot per row; ranges: the entries
 };
 
 }  // namespace tenet

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tenet/collective.hpp"
+#include "tenet/common/uninitialized.hpp"
 #include "tenet/schedule/list_column.hpp"
 #include "tenet/topology/topology.hpp"
 
@@ -179,12 +180,12 @@ class Schedule {
   std::vector<NodeId> members_;
   std::uint32_t chunks_per_member_ = 1;
   std::string algorithm_;
-  std::vector<NodeId> src_;
-  std::vector<NodeId> dst_;
-  std::vector<LinkId> link_;
-  std::vector<TransferKind> kind_;
-  std::vector<std::uint32_t> start_at_;  ///< index into times_
-  std::vector<std::uint32_t> end_at_;
+  UninitializedVector<NodeId> src_;
+  UninitializedVector<NodeId> dst_;
+  UninitializedVector<LinkId> link_;
+  UninitializedVector<TransferKind> kind_;
+  UninitializedVector<std::uint32_t> start_at_;  ///< index into times_
+  UninitializedVector<std::uint32_t> end_at_;
   std::vector<double> times_;
   /// A small direct-mapped cache of recently added times (index + 1; 0 is empty), so add()
   /// reuses table entries without a map that could outgrow the columns.
