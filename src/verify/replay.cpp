@@ -6,12 +6,22 @@
 // that is one writer a slot. Reduction slots keep the latest writer inline and older ones (a slot
 // reduced into several times since its last copy, as in recursive halving) in a shared pool of
 // linked nodes, reached through a side array read only when the slot's overflow flag is set.
+//
+// Slices. A chunk's slots are touched only by transfers that move it, so when every transfer moves
+// one chunk and the timing checks all hold, the replay splits into independent passes over slices
+// of the chunks, run in parallel over shared slot arrays (each pass touches only its slice). The
+// slices are fixed, not one per thread, and they only ever say "no problem": when any pass finds
+// one, the whole replay runs again in one pass to report the first problem exactly.
 
 #include <array>
 #include <bit>
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <tbb/parallel_for.h>
 
 #include "tenet/common/random.hpp"
 #include "verify_internal.hpp"
@@ -72,68 +82,145 @@ class SnapshotArena {
 
 }  // namespace
 
+namespace {
+
+/// Slices of the chunks replayed in parallel; fixed, so nothing depends on the thread count.
+constexpr std::size_t kSlices = 8;
+/// Below this many transfers one pass is fast enough.
+constexpr std::size_t kSliceMinTransfers = std::size_t{1} << 16;
+
+/// The chunks [first, last) one pass owns.
+struct ChunkSlice {
+  ChunkId first = 0;
+  ChunkId last = 0;
+};
+
+/// Keeps the transfers of one slice; requires at most one chunk per transfer.
+struct InSlice {
+  const Schedule* schedule;
+  ChunkSlice slice;
+  bool operator()(TransferId id) const {
+    const std::span<const ChunkId> chunks = schedule->chunks_of(id);
+    return !chunks.empty() && chunks[0] >= slice.first && chunks[0] < slice.last;
+  }
+};
+
+bool can_slice(const Schedule& schedule, const TimingChecks& timing) {
+  return schedule.size() >= kSliceMinTransfers && schedule.at_most_one_chunk_each() && timing.all_hold();
+}
+
+ChunkSlice slice_of(std::size_t slice, std::uint64_t chunk_count) {
+  return {static_cast<ChunkId>(chunk_count * slice / kSlices), static_cast<ChunkId>(chunk_count * (slice + 1) / kSlices)};
+}
+
+/// Runs `pass(slice)` over every slice in parallel; true when none found a problem. Sums the
+/// counters into `outcome`.
+template <typename Pass>
+bool every_slice_passes(std::uint64_t chunk_count, ReplayOutcome& outcome, Pass&& pass) {
+  std::vector<ReplayOutcome> outcomes(kSlices);
+  tbb::parallel_for(std::size_t{0}, kSlices, [&](std::size_t slice) { outcomes[slice] = pass(slice_of(slice, chunk_count)); });
+  for (const ReplayOutcome& part : outcomes) {
+    if (!part.error.empty()) return false;
+    outcome.transfers_checked += part.transfers_checked;
+    outcome.redundant_copies += part.redundant_copies;
+  }
+  return true;
+}
+
+/// The all-gather replay of one slice (or of everything), over a shared writer table.
+ReplayOutcome all_gather_pass(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
+                              const SlotRows& rows, TimingChecks& timing, std::vector<TransferId>& writer,
+                              std::optional<ChunkSlice> slice) {
+  const std::uint64_t chunk_count = schedule.chunk_count();
+  Ancestry ancestry(schedule, order);
+  ReplayOutcome outcome;
+  PendingEnds pending;
+  auto on_start = [&](TransferId id, std::uint64_t position, std::uint64_t&) {
+    ++outcome.transfers_checked;
+    outcome.position = position;
+    if (!timing.check_start(id, outcome.error)) return false;
+    const Transfer& transfer = schedule.transfer(id);
+    const TransferId* slots = writer.data() + rows.row_of[transfer.src] * chunk_count;
+    TransferId proven = kNoTransfer;  // a block usually has one writer: check it once
+    for (ChunkId chunk : schedule.chunks_of(transfer)) {
+      const TransferId last = slots[chunk];
+      if (last == kEmpty) {
+        outcome.error = read_before_written(topology, schedule, id, chunk);
+        return false;
+      }
+      if (last == kInitial || last == proven) continue;
+      if (!ancestry.is_ancestor(last, id)) {
+        outcome.error = race(topology, schedule, id, last, chunk);
+        return false;
+      }
+      proven = last;
+    }
+    return true;
+  };
+  auto on_end = [&](const PendingEnd& done, std::uint64_t) {
+    const Transfer& transfer = schedule.transfer(done.id);
+    TransferId* slots = writer.data() + rows.row_of[transfer.dst] * chunk_count;
+    for (ChunkId chunk : schedule.chunks_of(transfer)) {
+      if (slots[chunk] != kEmpty) ++outcome.redundant_copies;
+      slots[chunk] = done.id;
+    }
+    return true;
+  };
+  auto prefetch = [&](TransferId id) {
+    const ChunkId chunk = schedule.chunks_of(id)[0];
+    __builtin_prefetch(&writer[rows.row_of[schedule.src(id)] * chunk_count + chunk]);
+    __builtin_prefetch(&writer[rows.row_of[schedule.dst(id)] * chunk_count + chunk], 1);
+  };
+  if (slice) {
+    replay_events(order, pending, on_start, on_end, prefetch, InSlice{&schedule, *slice});
+  } else {
+    replay_events(order, pending, on_start, on_end, prefetch);
+  }
+  return outcome;
+}
+
+void reset_writers(const Schedule& schedule, const SlotRows& rows, std::vector<TransferId>& writer) {
+  const std::uint64_t chunk_count = schedule.chunk_count();
+  const std::uint32_t per_member = schedule.chunks_per_member();
+  const std::size_t members = schedule.members().size();
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, rows.rows, 64), [&](const auto& range) {
+    for (std::uint32_t row = range.begin(); row != range.end(); ++row) {
+      TransferId* slots = writer.data() + row * chunk_count;
+      std::fill(slots, slots + chunk_count, kEmpty);
+      if (row < members) std::fill(slots + row * per_member, slots + (row + 1) * per_member, kInitial);
+    }
+  });
+}
+
+}  // namespace
+
 ReplayOutcome replay_all_gather(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
                                 const Survey& survey) {
   const SlotRows& rows = survey.rows;
   const std::uint64_t chunk_count = schedule.chunk_count();
-  const std::uint32_t per_member = schedule.chunks_per_member();
-  std::vector<TransferId> writer(static_cast<std::uint64_t>(rows.rows) * chunk_count, kEmpty);
-  for (std::uint64_t member = 0; member < schedule.members().size(); ++member) {
-    for (std::uint64_t chunk = member * per_member; chunk < (member + 1) * per_member; ++chunk) {
-      writer[member * chunk_count + chunk] = kInitial;
-    }
-  }
+  std::vector<TransferId> writer(static_cast<std::uint64_t>(rows.rows) * chunk_count);
+  reset_writers(schedule, rows, writer);
   TimingChecks timing(topology, schedule, order, survey.links_planned);
-  Ancestry ancestry(schedule, order);
   ReplayOutcome outcome;
-  PendingEnds pending;
-  const bool completed = replay_events(
-      order, pending,
-      [&](TransferId id, std::uint64_t position, std::uint64_t&) {
-        ++outcome.transfers_checked;
-        outcome.position = position;
-        if (!timing.check_start(id, outcome.error)) return false;
-        const Transfer& transfer = schedule.transfer(id);
-        const TransferId* slots = writer.data() + rows.row_of[transfer.src] * chunk_count;
-        TransferId proven = kNoTransfer;  // a block usually has one writer: check it once
-        for (ChunkId chunk : schedule.chunks_of(transfer)) {
-          const TransferId last = slots[chunk];
-          if (last == kEmpty) {
-            outcome.error = read_before_written(topology, schedule, id, chunk);
-            return false;
-          }
-          if (last == kInitial || last == proven) continue;
-          if (!ancestry.is_ancestor(last, id)) {
-            outcome.error = race(topology, schedule, id, last, chunk);
-            return false;
-          }
-          proven = last;
-        }
-        return true;
-      },
-      [&](const PendingEnd& done, std::uint64_t) {
-        const Transfer& transfer = schedule.transfer(done.id);
-        TransferId* slots = writer.data() + rows.row_of[transfer.dst] * chunk_count;
-        for (ChunkId chunk : schedule.chunks_of(transfer)) {
-          if (slots[chunk] != kEmpty) ++outcome.redundant_copies;
-          slots[chunk] = done.id;
-        }
-        return true;
-      },
-      [&](TransferId id) {
-        const Transfer& transfer = schedule.transfer(id);
-        const ChunkId chunk = schedule.chunks_of(transfer)[0];
-        __builtin_prefetch(&writer[rows.row_of[transfer.src] * chunk_count + chunk]);
-        __builtin_prefetch(&writer[rows.row_of[transfer.dst] * chunk_count + chunk], 1);
-      });
-  if (!completed) return outcome;
+  bool passed = false;
+  if (can_slice(schedule, timing)) {
+    passed = every_slice_passes(chunk_count, outcome, [&](ChunkSlice slice) {
+      return all_gather_pass(topology, schedule, order, rows, timing, writer, slice);
+    });
+    // A problem: replay again from scratch, in one pass, to report the first one exactly.
+    if (!passed) reset_writers(schedule, rows, writer);
+  }
+  if (!passed) {
+    outcome = all_gather_pass(topology, schedule, order, rows, timing, writer, std::nullopt);
+    if (!outcome.error.empty()) return outcome;
+  }
   outcome.position = kAfterReplay;
   for (std::uint64_t member = 0; member < schedule.members().size(); ++member) {
-    for (ChunkId chunk = 0; chunk < chunk_count; ++chunk) {
-      if (writer[member * chunk_count + chunk] == kEmpty) {
-        outcome.error = cat(topology.node_label(schedule.members()[member]), " ends without chunk ", chunk, " (missing)");
-        return outcome;
-      }
+    const TransferId* slots = writer.data() + member * chunk_count;
+    const TransferId* missing = std::find(slots, slots + chunk_count, kEmpty);
+    if (missing != slots + chunk_count) {
+      outcome.error = cat(topology.node_label(schedule.members()[member]), " ends without chunk ", missing - slots, " (missing)");
+      return outcome;
     }
   }
   return outcome;
@@ -157,36 +244,59 @@ struct WriterNode {
   std::uint32_t next;
 };
 
-class ReductionReplay {
+/// The slots of a reduction replay, shared by the passes over slices.
+struct ReductionSlots {
+  std::vector<Slot> slots;
+  std::vector<std::uint32_t> more;  ///< pool index of a slot's older writers, valid under kMoreWriters
+  std::uint64_t full_hash = 0;      ///< the set of every member's contribution
+};
+
+/// Reduce-scatter and all-reduce start with every member holding its own contribution to every
+/// chunk.
+void reset_reduction_slots(const Schedule& schedule, const SlotRows& rows, ReductionSlots& state) {
+  const std::uint64_t chunk_count = schedule.chunk_count();
+  const std::uint32_t members = static_cast<std::uint32_t>(schedule.members().size());
+  state.slots.resize(static_cast<std::uint64_t>(rows.rows) * chunk_count);
+  state.more.resize(state.slots.size());
+  state.full_hash = 0;
+  for (std::uint32_t member = 0; member < members; ++member) state.full_hash += Rng(mix_seed(kMemberKeySeed, member)).next();
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, rows.rows, 64), [&](const auto& range) {
+    for (std::uint32_t row = range.begin(); row != range.end(); ++row) {
+      const Slot initial = row < members ? Slot{Rng(mix_seed(kMemberKeySeed, row)).next(), 1, kNoTransfer} : Slot{};
+      std::fill(state.slots.begin() + static_cast<std::ptrdiff_t>(row * chunk_count),
+                state.slots.begin() + static_cast<std::ptrdiff_t>((row + 1) * chunk_count), initial);
+    }
+  });
+}
+
+/// The reduction replay of one slice (or of everything) over shared slots; the older-writer pool
+/// and the snapshots are the pass's own.
+class ReductionPass {
  public:
-  ReductionReplay(const Topology& topology, const Schedule& schedule, const ReplayOrder& order, const Survey& survey)
+  ReductionPass(const Topology& topology, const Schedule& schedule, const ReplayOrder& order, const SlotRows& rows,
+                TimingChecks& timing, ReductionSlots& state)
       : topology_(topology),
         schedule_(schedule),
         order_(order),
-        rows_(survey.rows),
+        rows_(rows),
         chunk_count_(schedule.chunk_count()),
         members_(static_cast<std::uint32_t>(schedule.members().size())),
-        slots_(static_cast<std::uint64_t>(rows_.rows) * chunk_count_),
-        more_(slots_.size()),
-        timing_(topology, schedule, order, survey.links_planned),
-        ancestry_(schedule, order) {
-    // Reduce-scatter and all-reduce start with every member holding its own contribution to
-    // every chunk.
-    for (std::uint32_t member = 0; member < members_; ++member) {
-      const std::uint64_t key = Rng(mix_seed(kMemberKeySeed, member)).next();
-      full_hash_ += key;
-      for (std::uint64_t chunk = 0; chunk < chunk_count_; ++chunk) slots_[member * chunk_count_ + chunk] = {key, 1, kNoTransfer};
-    }
-  }
+        full_hash_(state.full_hash),
+        slots_(state.slots),
+        more_(state.more),
+        timing_(timing),
+        ancestry_(schedule, order) {}
 
-  ReplayOutcome run() {
+  ReplayOutcome run(std::optional<ChunkSlice> slice) {
     PendingEnds pending;
-    const bool completed = replay_events(
-        order_, pending,
-        [&](TransferId id, std::uint64_t position, std::uint64_t& payload) { return start(id, position, payload); },
-        [&](const PendingEnd& done, std::uint64_t position) { return end(done, position); },
-        [&](TransferId id) { prefetch(id); });
-    if (completed) check_postcondition();
+    auto on_start = [&](TransferId id, std::uint64_t position, std::uint64_t& payload) { return start(id, position, payload); };
+    auto on_end = [&](const PendingEnd& done, std::uint64_t position) { return end(done, position); };
+    auto prefetch = [&](TransferId id) { this->prefetch(id); };
+    if (slice) {
+      replay_events(order_, pending, on_start, on_end, prefetch, InSlice{&schedule_, *slice});
+    } else {
+      replay_events(order_, pending, on_start, on_end, prefetch);
+    }
     return outcome_;
   }
 
@@ -267,50 +377,71 @@ class ReductionReplay {
     return true;
   }
 
-  void check_postcondition() {
-    outcome_.position = kAfterReplay;
-    const bool every_member = schedule_.collective() == CollectiveKind::kAllReduce;
-    for (std::uint32_t member = 0; member < members_; ++member) {
-      const ChunkId first = every_member ? 0 : member * schedule_.chunks_per_member();
-      const ChunkId last = every_member ? static_cast<ChunkId>(chunk_count_) : first + schedule_.chunks_per_member();
-      for (ChunkId chunk = first; chunk < last; ++chunk) {
-        const Slot& slot = slots_[member * chunk_count_ + chunk];
-        const std::uint32_t held = slot.count & kCountMask;
-        if (held == members_ && slot.hash == full_hash_) continue;
-        const std::string npu = topology_.node_label(schedule_.members()[member]);
-        if (held == 0) {
-          outcome_.error = cat(npu, " ends without chunk ", chunk, " (missing)");
-        } else if (held < members_) {
-          outcome_.error = cat(npu, " ends with chunk ", chunk, " holding ", held, " of ", members_, " contributions (missing)");
-        } else {
-          outcome_.error = cat(npu, " ends with chunk ", chunk, " with a contribution counted twice");
-        }
-        return;
-      }
-    }
-  }
-
   const Topology& topology_;
   const Schedule& schedule_;
   const ReplayOrder& order_;
   const SlotRows& rows_;
   const std::uint64_t chunk_count_;
   const std::uint32_t members_;
-  std::uint64_t full_hash_ = 0;
-  std::vector<Slot> slots_;
-  std::vector<std::uint32_t> more_;  ///< pool index of a slot's older writers, valid under kMoreWriters
+  const std::uint64_t full_hash_;
+  std::vector<Slot>& slots_;
+  std::vector<std::uint32_t>& more_;
   std::vector<WriterNode> pool_;
   SnapshotArena arena_;
-  TimingChecks timing_;
+  TimingChecks& timing_;
   Ancestry ancestry_;
   ReplayOutcome outcome_;
 };
+
+/// The first member slot that does not end as the collective requires.
+void check_reduction_postcondition(const Topology& topology, const Schedule& schedule, const ReductionSlots& state,
+                                   ReplayOutcome& outcome) {
+  outcome.position = kAfterReplay;
+  const std::uint64_t chunk_count = schedule.chunk_count();
+  const std::uint32_t members = static_cast<std::uint32_t>(schedule.members().size());
+  const bool every_member = schedule.collective() == CollectiveKind::kAllReduce;
+  for (std::uint32_t member = 0; member < members; ++member) {
+    const ChunkId first = every_member ? 0 : member * schedule.chunks_per_member();
+    const ChunkId last = every_member ? static_cast<ChunkId>(chunk_count) : first + schedule.chunks_per_member();
+    for (ChunkId chunk = first; chunk < last; ++chunk) {
+      const Slot& slot = state.slots[member * chunk_count + chunk];
+      const std::uint32_t held = slot.count & kCountMask;
+      if (held == members && slot.hash == state.full_hash) continue;
+      const std::string npu = topology.node_label(schedule.members()[member]);
+      if (held == 0) {
+        outcome.error = cat(npu, " ends without chunk ", chunk, " (missing)");
+      } else if (held < members) {
+        outcome.error = cat(npu, " ends with chunk ", chunk, " holding ", held, " of ", members, " contributions (missing)");
+      } else {
+        outcome.error = cat(npu, " ends with chunk ", chunk, " with a contribution counted twice");
+      }
+      return;
+    }
+  }
+}
 
 }  // namespace
 
 ReplayOutcome replay_reductions(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
                                 const Survey& survey) {
-  return ReductionReplay(topology, schedule, order, survey).run();
+  ReductionSlots state;
+  reset_reduction_slots(schedule, survey.rows, state);
+  TimingChecks timing(topology, schedule, order, survey.links_planned);
+  ReplayOutcome outcome;
+  bool passed = false;
+  if (can_slice(schedule, timing)) {
+    passed = every_slice_passes(schedule.chunk_count(), outcome, [&](ChunkSlice slice) {
+      return ReductionPass(topology, schedule, order, survey.rows, timing, state).run(slice);
+    });
+    // A problem: replay again from scratch, in one pass, to report the first one exactly.
+    if (!passed) reset_reduction_slots(schedule, survey.rows, state);
+  }
+  if (!passed) {
+    outcome = ReductionPass(topology, schedule, order, survey.rows, timing, state).run(std::nullopt);
+    if (!outcome.error.empty()) return outcome;
+  }
+  check_reduction_postcondition(topology, schedule, state, outcome);
+  return outcome;
 }
 
 }  // namespace tenet::verify_detail

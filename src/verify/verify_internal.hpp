@@ -184,19 +184,26 @@ struct NoLookahead {
   void operator()(TransferId) const {}
 };
 
+/// A replay_events filter that keeps every transfer.
+struct EveryTransfer {
+  bool operator()(TransferId) const { return true; }
+};
+
 /// Walks the events in replay order. on_start(id, position, payload&) and on_end(const PendingEnd&,
 /// position) return false to stop. Returns true when every event was visited. `pending` is
 /// scratch passed in so that repeated walks reuse its memory. look_ahead(id) is told about the
 /// transfer kLookahead starts ahead, to prefetch its slots: on large schedules the replay
-/// otherwise waits on a cache miss for nearly every slot it touches.
-template <typename OnStart, typename OnEnd, typename LookAhead = NoLookahead>
+/// otherwise waits on a cache miss for nearly every slot it touches. Transfers `keep` rejects are
+/// skipped altogether (a pass over a slice of the chunks); positions then count only the kept ones.
+template <typename OnStart, typename OnEnd, typename LookAhead = NoLookahead, typename Keep = EveryTransfer>
 bool replay_events(const ReplayOrder& order, PendingEnds& pending, OnStart&& on_start, OnEnd&& on_end,
-                   LookAhead&& look_ahead = {}) {
+                   LookAhead&& look_ahead = {}, Keep&& keep = {}) {
   pending.clear();
   std::uint64_t position = 0;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i + kLookahead < order.size()) look_ahead(order.at(i + kLookahead));
+    if (i + kLookahead < order.size() && keep(order.at(i + kLookahead))) look_ahead(order.at(i + kLookahead));
     const TransferId id = order.at(i);
+    if (!keep(id)) continue;
     const double start = order.start(id);
     while (!pending.empty() && pending.top().end <= start) {
       if (!on_end(pending.pop(), position++)) return false;
@@ -220,6 +227,9 @@ class TimingChecks {
   TimingChecks(const Topology& topology, const Schedule& schedule, const ReplayOrder& order, bool links_planned);
   /// False, with `error` set, on the first problem. Call in start order.
   bool check_start(TransferId id, std::string& error);
+  /// True when no transfer has a timing problem; check_start then changes nothing and may be
+  /// called from several replays at once.
+  bool all_hold() const { return all_hold_; }
 
  private:
   bool all_hold(const ReplayOrder& order) const;

@@ -113,6 +113,8 @@ class Schedule {
   double bytes_of(const Transfer& transfer) const { return chunk_bytes() * transfer.chunk_count; }
   /// Chunk list entries stored in all.
   std::size_t chunk_entries() const { return chunks_.entries(); }
+  /// True when no transfer moves more than one chunk (every synthesized schedule).
+  bool at_most_one_chunk_each() const { return chunks_.single(); }
 
   /// Every transfer in id order, as views: `for (const Transfer& transfer : schedule.transfers())`.
   class TransferRange {
