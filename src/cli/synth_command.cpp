@@ -54,16 +54,24 @@ void run_synth(const SynthCommandOptions& options) {
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
 
-  if (stderr_is_terminal() && !options.json) {
-    std::cerr << "synthesizing " << collective_name(collective.kind) << " on " << topology.npu_count() << " NPUs...\r"
-              << std::flush;
+  const bool show_progress = stderr_is_terminal() && !options.json;
+  const std::string what = "synthesizing " + collective_name(collective.kind) + " on " +
+                           std::to_string(topology.npu_count()) + " NPUs";
+  if (show_progress) {
+    std::cerr << what << "...\r" << std::flush;
+    synth_options.progress = [&what](double done) {
+      std::cerr << what << ": " << static_cast<int>(done * 100.0) << "% matched  \r" << std::flush;
+    };
   }
   const auto started = std::chrono::steady_clock::now();
   SynthResult result = synthesize(topology, collective, synth_options);
   const double synthesis_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (show_progress) {
+    std::cerr << std::string(72, ' ') << "\rverifying " << result.schedule.size() << " transfers...\r" << std::flush;
+  }
   const VerifyResult verdict = verify_schedule(result.synthesis_topology, result.schedule);
-  if (stderr_is_terminal() && !options.json) std::cerr << std::string(60, ' ') << "\r" << std::flush;
+  if (show_progress) std::cerr << std::string(72, ' ') << "\r" << std::flush;
 
   const std::vector<NodeId> participants = collective.participants(topology);
   const Diameter diameter = compute_diameter(topology, collective.members);

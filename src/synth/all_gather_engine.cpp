@@ -50,6 +50,8 @@ constexpr int kRaritySample = 8;
 constexpr std::size_t kFasterSourceBudget = 64;
 /// Candidates a link looks at in all (beaten by a faster path or not) before it gives up.
 constexpr int kExamineBudget = 256;
+/// Events between progress reports.
+constexpr std::uint64_t kProgressEvents = 128;
 
 struct FreeLink {
   LinkId link;
@@ -65,8 +67,9 @@ struct Scratch {
 
 class Engine {
  public:
-  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed)
-      : topology_(*problem.topology),
+  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed, const std::function<void(double)>& progress)
+      : progress_(progress),
+        topology_(*problem.topology),
         adjacency_(*problem.topology),
         policy_(policy),
         seed_(seed),
@@ -124,7 +127,12 @@ class Engine {
     Tick now = 0;
     std::uint64_t event = 0;
     for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
+    // Deliveries the members need: each lacks all but its own chunks.
+    const double needed = static_cast<double>(members_unfinished_) * chunks_ - chunks_;
     while (members_unfinished_ > 0) {
+      if (progress_ && event % kProgressEvents == 0 && needed > 0) {
+        progress_(std::min(1.0, static_cast<double>(transfers_.size()) / needed));
+      }
       event_times_.push_back(now);
       match_all(static_cast<std::uint32_t>(event), now);
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
@@ -515,6 +523,7 @@ class Engine {
     }
   }
 
+  const std::function<void(double)>& progress_;
   const Topology& topology_;
   const Adjacency adjacency_;
   const SynthPolicy policy_;
@@ -562,8 +571,9 @@ std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
   return static_cast<std::uint32_t>(found - event_times.begin());
 }
 
-AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed) {
-  Engine engine(problem, policy, seed);
+AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
+                              const std::function<void(double)>& progress) {
+  Engine engine(problem, policy, seed, progress);
   return engine.run();
 }
 

@@ -2,6 +2,7 @@
 // The TEN greedy all-gather engine on a switch-free topology. Private to src/synth.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -75,7 +76,9 @@ struct AllGatherProblem {
 };
 
 /// Runs the matching until every member holds every chunk. Transfers to non-members that are
-/// never forwarded are pruned from the trace.
-AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed);
+/// never forwarded are pruned from the trace. `progress`, when set, is told every few thousand
+/// events the fraction of the deliveries members need that have been matched.
+AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
+                              const std::function<void(double)>& progress = {});
 
 }  // namespace tenet::synth

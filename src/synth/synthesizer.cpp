@@ -4,6 +4,9 @@
 #include "tenet/synth/synthesizer.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <optional>
 
 #include <tbb/parallel_for.h>
@@ -101,16 +104,35 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   const bool reduce_phase = collective.kind != CollectiveKind::kAllGather;
   const bool gather_phase = collective.kind != CollectiveKind::kReduceScatter;
   const std::size_t phases_per_candidate = (reduce_phase ? 1 : 0) + (gather_phase ? 1 : 0);
-  tbb::parallel_for(std::size_t{0}, candidates.size() * phases_per_candidate, [&](std::size_t task) {
+  const std::size_t tasks = candidates.size() * phases_per_candidate;
+  // Each run reports its own fraction; the user hears the mean, rate-limited, from one thread at a time.
+  std::vector<std::atomic<double>> done(tasks);
+  std::mutex progress_mutex;
+  auto last_report = std::chrono::steady_clock::now();
+  auto progress_of = [&](std::size_t task) {
+    return [&, task](double fraction) {
+      done[task].store(fraction, std::memory_order_relaxed);
+      const std::lock_guard lock(progress_mutex);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_report < std::chrono::milliseconds(500)) return;
+      last_report = now;
+      double sum = 0.0;
+      for (const std::atomic<double>& part : done) sum += part.load(std::memory_order_relaxed);
+      options.progress(sum / static_cast<double>(tasks));
+    };
+  };
+  tbb::parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
+    const std::function<void(double)> progress = options.progress ? std::function<void(double)>(progress_of(task))
+                                                                  : std::function<void(double)>();
     const Candidate& candidate = candidates[task / phases_per_candidate];
     Outcome& outcome = outcomes[task / phases_per_candidate];
     const bool reduce = reduce_phase && task % phases_per_candidate == 0;
     if (reduce) {
       synth::AllGatherProblem problem{candidate.transposed, members, collective.chunks_per_npu, chunk_bytes};
-      outcome.reduce_scatter = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 1));
+      outcome.reduce_scatter = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 1), progress);
     } else {
       synth::AllGatherProblem problem{candidate.topology, members, collective.chunks_per_npu, chunk_bytes};
-      outcome.all_gather = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 2));
+      outcome.all_gather = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 2), progress);
     }
   });
   for (Outcome& outcome : outcomes) {

@@ -8,6 +8,7 @@
 // Switches are first unwound into point-to-point links (Sec. IV-G), trying several degrees.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct SynthOptions {
   std::uint32_t restarts = 1;
   /// Switch unwinding degree; 0 tries several (1, 2, 3, 4, 6, 8 where they fit) and keeps the best.
   std::uint32_t unwind_degree = 0;
+  /// When set, told now and then (at most twice a second, from any thread, never concurrently)
+  /// how much of the matching is done, 0 to 1 over every run: for a progress line.
+  std::function<void(double done)> progress;
 };
 
 struct SynthResult {
