@@ -145,18 +145,7 @@ BaselineResult generate_bucket(const Topology& topology, const Collective& colle
   ScheduleBuilder builder(topology, collective, "bucket", 2 * colors);
   const StepPlan plan = bucket_plan(dims);
   StepEmitter emitter(builder, 2 * colors);
-  switch (collective.kind) {
-    case CollectiveKind::kReduceScatter:
-      emitter.emit(plan, TransferKind::kReduce, false);
-      break;
-    case CollectiveKind::kAllGather:
-      emitter.emit(plan, TransferKind::kCopy, true);
-      break;
-    case CollectiveKind::kAllReduce:
-      emitter.emit(plan, TransferKind::kReduce, false);
-      emitter.emit(plan, TransferKind::kCopy, true, true);
-      break;
-  }
+  emitter.emit_collective(plan, collective.kind, true);
   return builder.finish();
 }
 

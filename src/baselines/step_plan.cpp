@@ -54,6 +54,21 @@ void StepEmitter::barrier() {
   phase_start_ = static_cast<TransferId>(builder_.schedule().size());
 }
 
+void StepEmitter::emit_collective(const StepPlan& plan, CollectiveKind collective, bool barrier_between) {
+  switch (collective) {
+    case CollectiveKind::kReduceScatter:
+      emit(plan, TransferKind::kReduce, false);
+      break;
+    case CollectiveKind::kAllGather:
+      emit(plan, TransferKind::kCopy, true);
+      break;
+    case CollectiveKind::kAllReduce:
+      emit(plan, TransferKind::kReduce, false);
+      emit(plan, TransferKind::kCopy, true, barrier_between);
+      break;
+  }
+}
+
 void StepEmitter::emit(const StepPlan& plan, TransferKind kind, bool reversed, bool barrier_first) {
   const std::vector<NodeId>& npus = builder_.members();
   const std::uint32_t steps = plan.step_count();

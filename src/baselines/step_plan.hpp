@@ -74,6 +74,9 @@ class StepEmitter {
   /// Emits `plan` forwards with `kind`, or backwards (time-reversed: steps in reverse order,
   /// sources and destinations swapped). `barrier_first` merges every member's lanes first.
   void emit(const StepPlan& plan, TransferKind kind, bool reversed, bool barrier_first = false);
+  /// A reduce-scatter plan as `collective`: itself, its time reversal (all-gather), or both in
+  /// sequence (all-reduce, with `barrier_between` merging the lanes between the halves).
+  void emit_collective(const StepPlan& plan, CollectiveKind collective, bool barrier_between);
 
  private:
   void barrier();

@@ -333,18 +333,7 @@ BaselineResult generate_swing(const Topology& topology, const Collective& collec
   note_odd(builder, dims);
   const StepPlan plan = swing_plan(dims, false);
   StepEmitter emitter(builder, part_count(dims));
-  switch (collective.kind) {
-    case CollectiveKind::kReduceScatter:
-      emitter.emit(plan, TransferKind::kReduce, false);
-      break;
-    case CollectiveKind::kAllGather:
-      emitter.emit(plan, TransferKind::kCopy, true);
-      break;
-    case CollectiveKind::kAllReduce:
-      emitter.emit(plan, TransferKind::kReduce, false);
-      emitter.emit(plan, TransferKind::kCopy, true);
-      break;
-  }
+  emitter.emit_collective(plan, collective.kind, false);
   return builder.finish();
 }
 

@@ -42,13 +42,7 @@ TransferId Schedule::add(NodeId src, NodeId dst, TransferKind kind, std::span<co
     if (dep >= id) throw std::logic_error("Schedule::add: dependency on a later transfer");
   }
   deps_.push(deps);
-  chunks_.push(chunks);
-  src_.push_back(src);
-  dst_.push_back(dst);
-  link_.push_back(link);
-  kind_.push_back(kind);
-  start_at_.push_back(time_index(start_us));
-  end_at_.push_back(time_index(end_us));
+  push_columns(src, dst, kind, chunks, start_us, end_us, link);
   return id;
 }
 
@@ -57,6 +51,12 @@ TransferId Schedule::add_sharing_deps(TransferId sibling, NodeId src, NodeId dst
   if (sibling >= size()) throw std::logic_error("Schedule::add_sharing_deps: no such sibling");
   const TransferId id = static_cast<TransferId>(size());
   deps_.push_same_as(sibling);
+  push_columns(src, dst, kind, chunks, start_us, end_us, link);
+  return id;
+}
+
+void Schedule::push_columns(NodeId src, NodeId dst, TransferKind kind, std::span<const ChunkId> chunks, double start_us,
+                            double end_us, LinkId link) {
   chunks_.push(chunks);
   src_.push_back(src);
   dst_.push_back(dst);
@@ -64,7 +64,6 @@ TransferId Schedule::add_sharing_deps(TransferId sibling, NodeId src, NodeId dst
   kind_.push_back(kind);
   start_at_.push_back(time_index(start_us));
   end_at_.push_back(time_index(end_us));
-  return id;
 }
 
 Schedule Schedule::resized(std::uint64_t size_bytes) const {

@@ -15,6 +15,20 @@ double to_us(Tick ticks) { return static_cast<double>(ticks) / kTicksPerUs; }
 /// Transfers per parallel task while converting: large enough to amortize scheduling.
 constexpr std::size_t kGrain = 4096;
 
+/// Writes new transfer `i` of `room` on the planned link of `transfer` (the link's own direction)
+/// and its one chunk; dependencies are the caller's.
+void write_transfer(Schedule& schedule, const Schedule::Extension& room, std::size_t i, const Topology& topology,
+                    const MatchedTransfer& transfer, TransferKind kind, std::uint32_t start_at, std::uint32_t end_at) {
+  const Link& link = topology.link(transfer.link);
+  room.src[i] = link.src;
+  room.dst[i] = link.dst;
+  room.link[i] = transfer.link;
+  room.kind[i] = kind;
+  room.start_at[i] = start_at;
+  room.end_at[i] = end_at;
+  *schedule.chunk_slot(room.first_id + static_cast<TransferId>(i)) = transfer.chunk;
+}
+
 }  // namespace
 
 Topology transpose(const Topology& topology) {
@@ -50,15 +64,9 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
         const MatchedTransfer& transfer = trace.transfers[begin + i];
-        const Link& link = topology.link(transfer.link);
         const TransferId id = room.first_id + static_cast<TransferId>(i);
-        room.src[i] = link.src;
-        room.dst[i] = link.dst;
-        room.link[i] = transfer.link;
-        room.kind[i] = TransferKind::kCopy;
-        room.start_at[i] = time_base + transfer.event;
-        room.end_at[i] = time_base + trace.end_event(transfer);
-        *schedule.chunk_slot(id) = transfer.chunk;
+        write_transfer(schedule, room, i, topology, transfer, TransferKind::kCopy, time_base + transfer.event,
+                       time_base + trace.end_event(transfer));
         if (transfer.feeder != kNotDelivered) {
           *schedule.dep_slots(id) = first_id + transfer.feeder;
         } else if (!ready.empty()) {
@@ -130,17 +138,11 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
       for (std::size_t k = range.begin(); k != range.end(); ++k) {
         const std::size_t i = end - 1 - k;
         const MatchedTransfer& transfer = trace.transfers[i];
-        // On the transpose, link l runs from topology's link l destination to its source.
-        const Link& link = topology.link(transfer.link);
-        const TransferId id = room.first_id + static_cast<TransferId>(k);
-        room.src[k] = link.src;
-        room.dst[k] = link.dst;
-        room.link[k] = transfer.link;
-        room.kind[k] = TransferKind::kReduce;
-        room.start_at[k] = time_base + trace.end_event(transfer);
-        room.end_at[k] = time_base + transfer.event;
-        *schedule.chunk_slot(id) = transfer.chunk;
-        TransferId* deps = schedule.dep_slots(id);
+        // On the transpose, link l runs from topology's link l destination to its source: the
+        // reversal runs on link l as `topology` has it.
+        write_transfer(schedule, room, k, topology, transfer, TransferKind::kReduce, time_base + trace.end_event(transfer),
+                       time_base + transfer.event);
+        TransferId* deps = schedule.dep_slots(room.first_id + static_cast<TransferId>(k));
         for (std::uint32_t c = child_offsets[i]; c < child_offsets[i + 1]; ++c) {
           *deps++ = first_id + static_cast<TransferId>(count - 1 - children[c]);
         }

@@ -176,6 +176,9 @@ class Schedule {
 
  private:
   std::uint32_t time_index(double us);
+  /// Every column but the dependencies, for one new transfer.
+  void push_columns(NodeId src, NodeId dst, TransferKind kind, std::span<const ChunkId> chunks, double start_us,
+                    double end_us, LinkId link);
 
   CollectiveKind collective_ = CollectiveKind::kAllReduce;
   std::uint64_t size_bytes_ = 0;
