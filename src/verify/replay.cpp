@@ -9,9 +9,11 @@
 //
 // Slices. A chunk's slots are touched only by transfers that move it, so when every transfer moves
 // one chunk and the timing checks all hold, the replay splits into independent passes over slices
-// of the chunks, run in parallel over shared slot arrays (each pass touches only its slice). The
-// slices are fixed, not one per thread, and they only ever say "no problem": when any pass finds
-// one, the whole replay runs again in one pass to report the first problem exactly.
+// of the chunks, run in parallel over shared slot arrays (each pass touches only its slice). Every
+// pass still reads the whole schedule, so there is one slice per thread. The verdict cannot depend
+// on that count: slices only ever say "no problem" (the counters they return are sums over
+// transfers), and when any pass finds one, the whole replay runs again in one pass to report the
+// first problem exactly.
 
 #include <array>
 #include <bit>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "tenet/common/random.hpp"
 #include "verify_internal.hpp"
@@ -84,8 +87,6 @@ class SnapshotArena {
 
 namespace {
 
-/// Slices of the chunks replayed in parallel; fixed, so nothing depends on the thread count.
-constexpr std::size_t kSlices = 8;
 /// Below this many transfers one pass is fast enough.
 constexpr std::size_t kSliceMinTransfers = std::size_t{1} << 16;
 
@@ -109,16 +110,18 @@ bool can_slice(const Schedule& schedule, const TimingChecks& timing) {
   return schedule.size() >= kSliceMinTransfers && schedule.at_most_one_chunk_each() && timing.all_hold();
 }
 
-ChunkSlice slice_of(std::size_t slice, std::uint64_t chunk_count) {
-  return {static_cast<ChunkId>(chunk_count * slice / kSlices), static_cast<ChunkId>(chunk_count * (slice + 1) / kSlices)};
+ChunkSlice slice_of(std::size_t slice, std::size_t slices, std::uint64_t chunk_count) {
+  return {static_cast<ChunkId>(chunk_count * slice / slices), static_cast<ChunkId>(chunk_count * (slice + 1) / slices)};
 }
 
 /// Runs `pass(slice)` over every slice in parallel; true when none found a problem. Sums the
 /// counters into `outcome`.
 template <typename Pass>
 bool every_slice_passes(std::uint64_t chunk_count, ReplayOutcome& outcome, Pass&& pass) {
-  std::vector<ReplayOutcome> outcomes(kSlices);
-  tbb::parallel_for(std::size_t{0}, kSlices, [&](std::size_t slice) { outcomes[slice] = pass(slice_of(slice, chunk_count)); });
+  const auto slices = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  std::vector<ReplayOutcome> outcomes(slices);
+  tbb::parallel_for(std::size_t{0}, slices,
+                    [&](std::size_t slice) { outcomes[slice] = pass(slice_of(slice, slices, chunk_count)); });
   for (const ReplayOutcome& part : outcomes) {
     if (!part.error.empty()) return false;
     outcome.transfers_checked += part.transfers_checked;
