@@ -203,7 +203,7 @@ ReplayOutcome replay_all_gather(const Topology& topology, const Schedule& schedu
   const std::uint64_t chunk_count = schedule.chunk_count();
   std::vector<TransferId> writer(static_cast<std::uint64_t>(rows.rows) * chunk_count);
   reset_writers(schedule, rows, writer);
-  TimingChecks timing(topology, schedule, order, survey.links_planned);
+  TimingChecks timing(topology, schedule, order, survey);
   ReplayOutcome outcome;
   bool passed = false;
   if (can_slice(schedule, timing)) {
@@ -429,7 +429,7 @@ ReplayOutcome replay_reductions(const Topology& topology, const Schedule& schedu
                                 const Survey& survey) {
   ReductionSlots state;
   reset_reduction_slots(schedule, survey.rows, state);
-  TimingChecks timing(topology, schedule, order, survey.links_planned);
+  TimingChecks timing(topology, schedule, order, survey);
   ReplayOutcome outcome;
   bool passed = false;
   if (can_slice(schedule, timing)) {

@@ -1,22 +1,14 @@
 // Replay order, start-time checks and ancestry queries (see verify_internal.hpp).
 
 #include <algorithm>
-#include <functional>
 #include <utility>
 
-#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include "tenet/common/units.hpp"
 #include "verify_internal.hpp"
 
 namespace tenet::verify_detail {
-namespace {
-
-/// Transfers per parallel task of the timing checks.
-constexpr std::size_t kTimingGrain = 16384;
-
-}  // namespace
 
 ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : schedule_(&schedule) {
   const std::size_t count = schedule.size();
@@ -49,30 +41,15 @@ ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : sched
 }
 
 TimingChecks::TimingChecks(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
-                           bool links_planned)
-    : topology_(topology), schedule_(schedule), links_planned_(links_planned) {
-  all_hold_ = all_hold(order);
+                           const Survey& survey)
+    : topology_(topology), schedule_(schedule), links_planned_(survey.links_planned) {
+  all_hold_ = survey.durations_and_deps_hold && (!links_planned_ || links_never_overlap(order));
   if (links_planned_ && !all_hold_) last_on_link_.assign(topology.link_count(), kNoTransfer);
 }
 
-bool TimingChecks::all_hold(const ReplayOrder& order) const {
-  const bool independent_hold = tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, schedule_.size(), kTimingGrain), true,
-      [&](const tbb::blocked_range<std::size_t>& range, bool hold) {
-        for (std::size_t i = range.begin(); i != range.end() && hold; ++i) {
-          const Transfer transfer = schedule_.transfer(static_cast<TransferId>(i));
-          for (TransferId dep : schedule_.deps_of(transfer)) hold = hold && time_leq(schedule_.end_us(dep), transfer.start_us);
-          if (links_planned_) {
-            const Link& link = topology_.link(transfer.link);
-            const double needed = link_time_us(schedule_.bytes_of(transfer), link.latency_us, link.bandwidth_GBps);
-            hold = hold && time_leq(transfer.start_us + needed, transfer.end_us);
-          }
-        }
-        return hold;
-      },
-      std::logical_and<>());
-  if (!independent_hold || !links_planned_) return independent_hold;
-  // A link's transfers must not overlap in start order: one walk, a time per link.
+bool TimingChecks::links_never_overlap(const ReplayOrder& order) const {
+  // In start order, each link's transfer must start after the previous one on it ends: one walk,
+  // a time per link.
   std::vector<double> link_free_at(topology_.link_count(), 0.0);
   std::vector<char> used(topology_.link_count(), 0);
   for (std::size_t i = 0; i < order.size(); ++i) {

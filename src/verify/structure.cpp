@@ -12,6 +12,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_reduce.h>
 
+#include "tenet/common/units.hpp"
 #include "verify_internal.hpp"
 
 namespace tenet::verify_detail {
@@ -19,6 +20,8 @@ namespace {
 
 /// Transfers per parallel task of the survey.
 constexpr std::size_t kSurveyGrain = 16384;
+/// How many transfers ahead the survey prefetches dependencies' times.
+constexpr std::size_t kPrefetchDistance = 16;
 
 std::string topology_size(const Topology& topology) {
   std::string size = cat(topology.npu_count(), " NPUs");
@@ -130,6 +133,7 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
     bool links_planned = true;
     bool starts_sorted = true;
     bool times_monotone = true;
+    bool durations_and_deps_hold = true;
     std::uint64_t chunk_entries = 0;
   };
   // seen_in[c] == id + 1 while transfer `id` is checked: finds a chunk listed twice in O(chunks).
@@ -146,12 +150,23 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
             facts.first_problem = std::min(facts.first_problem, id);
             return facts;
           }
+          // The dependencies' end times are the one random access here: ask for them early.
+          if (i + kPrefetchDistance < range.end()) {
+            for (TransferId dep : schedule.deps_of(static_cast<TransferId>(i + kPrefetchDistance))) schedule.prefetch_times(dep);
+          }
           const Transfer transfer = schedule.transfer(id);
           facts.links_planned = facts.links_planned && transfer.link != kNoLink;
           facts.starts_sorted = facts.starts_sorted && (id == 0 || schedule.start_us(id - 1) <= transfer.start_us);
           facts.times_monotone = facts.times_monotone && transfer.start_us <= transfer.end_us;
           for (TransferId dep : schedule.deps_of(transfer)) {
-            facts.times_monotone = facts.times_monotone && schedule.end_us(dep) <= transfer.start_us;
+            const double dep_end = schedule.end_us(dep);
+            facts.times_monotone = facts.times_monotone && dep_end <= transfer.start_us;
+            facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(dep_end, transfer.start_us);
+          }
+          if (transfer.link != kNoLink) {
+            const Link& link = topology.link(transfer.link);
+            const double needed = link_time_us(schedule.bytes_of(transfer), link.latency_us, link.bandwidth_GBps);
+            facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
           }
           facts.chunk_entries += transfer.chunk_count;
         }
@@ -162,6 +177,7 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
         a.links_planned = a.links_planned && b.links_planned;
         a.starts_sorted = a.starts_sorted && b.starts_sorted;
         a.times_monotone = a.times_monotone && b.times_monotone;
+        a.durations_and_deps_hold = a.durations_and_deps_hold && b.durations_and_deps_hold;
         a.chunk_entries += b.chunk_entries;
         return a;
       });
@@ -173,6 +189,7 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
   survey.links_planned = count != 0 && facts.links_planned;
   survey.starts_sorted = facts.starts_sorted;
   survey.times_monotone = facts.times_monotone;
+  survey.durations_and_deps_hold = facts.durations_and_deps_hold;
   survey.chunk_entries = facts.chunk_entries;
 
   // Rows: members first, then the other NPUs in order of first appearance (a transfer's source

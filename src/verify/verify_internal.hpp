@@ -90,6 +90,9 @@ struct Survey {
   bool links_planned = false;   ///< every transfer names its planned link
   bool times_monotone = true;   ///< exactly: every transfer starts after its dependencies end, ends after it starts
   bool starts_sorted = true;    ///< ids are already in start order
+  /// Within the time tolerance: every transfer starts after its dependencies end and, when links
+  /// are planned, lasts as long as its link needs (what TimingChecks would check one at a time).
+  bool durations_and_deps_hold = true;
   std::uint64_t chunk_entries = 0;
 };
 
@@ -224,7 +227,7 @@ class TimingChecks {
  public:
   /// Checks every transfer up front (in parallel where the checks are independent); a schedule
   /// that passes, the usual case, costs check_start nothing.
-  TimingChecks(const Topology& topology, const Schedule& schedule, const ReplayOrder& order, bool links_planned);
+  TimingChecks(const Topology& topology, const Schedule& schedule, const ReplayOrder& order, const Survey& survey);
   /// False, with `error` set, on the first problem. Call in start order.
   bool check_start(TransferId id, std::string& error);
   /// True when no transfer has a timing problem; check_start then changes nothing and may be
@@ -232,7 +235,7 @@ class TimingChecks {
   bool all_hold() const { return all_hold_; }
 
  private:
-  bool all_hold(const ReplayOrder& order) const;
+  bool links_never_overlap(const ReplayOrder& order) const;
 
   const Topology& topology_;
   const Schedule& schedule_;
