@@ -45,6 +45,7 @@ struct Message {
 struct Connection {
   std::uint32_t id = 0;
   std::uint32_t received = 0;
+  std::size_t receiver = 0;  ///< the runner that receives on it
   std::deque<Message> fifo;  ///< sent, not yet received
 };
 
@@ -69,6 +70,7 @@ struct Runner {
   int flag = -1;   ///< the runtime's progress flag: the last step counter published
   Frontier after;  ///< what the steps run so far waited for
   std::vector<std::pair<int, Frontier>> publications;  ///< (step counter, after) of each hasdep step, in order
+  std::vector<std::size_t> waiters;  ///< runners with a dependency on this one
   bool finished() const { return next == tb->transfers.size(); }
 };
 
@@ -104,19 +106,38 @@ class Conversion {
         schedule_(collective_of(program.coll), size_bytes, npus, static_cast<std::uint32_t>(c_), name) {
     for (int r = 0; r < program.ranks; ++r) {
       const LoadedRank& rank = program.by_rank[static_cast<std::size_t>(r)];
-      for (const LoadedThreadblock& tb : rank.threadblocks) runners_.push_back({r, &tb, 0, -1, {}, {}});
-      first_runner_.push_back(static_cast<int>(runners_.size() - rank.threadblocks.size()));
+      first_runner_.push_back(runners_.size());
+      for (const LoadedThreadblock& tb : rank.threadblocks) {
+        Runner runner;
+        runner.rank = r;
+        runner.tb = &tb;
+        runners_.push_back(std::move(runner));
+      }
       slots_.push_back(initial_slots(r));
+    }
+    for (std::size_t g = 0; g < runners_.size(); ++g) {
+      const Runner& runner = runners_[g];
+      if (runner.tb->recv >= 0) connection(runner.tb->recv, runner.rank, runner.tb->chan).receiver = g;
+      for (const LoadedTransfer& step : runner.tb->transfers) {
+        for (const auto& [tb, counter] : step.deps) runners_[index_of(runner.rank, tb)].waiters.push_back(g);
+      }
+    }
+    for (Runner& runner : runners_) {
+      std::sort(runner.waiters.begin(), runner.waiters.end());
+      runner.waiters.erase(std::unique(runner.waiters.begin(), runner.waiters.end()), runner.waiters.end());
     }
   }
 
   Schedule run() {
-    // Sweeps in a fixed order: deterministic, and each sweep runs every step that can run.
-    bool moved = true;
-    while (moved) {
-      moved = false;
-      for (std::size_t g = 0; g < runners_.size(); ++g) {
-        while (advance(runners_[g])) moved = true;
+    // A worklist in a fixed order, so the result is deterministic: a runner that has to wait is
+    // queued again by the message or the progress flag it waits for.
+    queued_.assign(runners_.size(), 1);
+    for (std::size_t g = 0; g < runners_.size(); ++g) queue_.push_back(g);
+    while (!queue_.empty()) {
+      const std::size_t g = queue_.front();
+      queue_.pop_front();
+      queued_[g] = 0;
+      while (advance(runners_[g])) {
       }
     }
     for (const Runner& runner : runners_) {
@@ -203,8 +224,16 @@ class Conversion {
     return it->second;
   }
 
-  const Runner& runner_of(int rank, int tb) const {
-    return runners_[static_cast<std::size_t>(first_runner_[static_cast<std::size_t>(rank)] + tb)];
+  std::size_t index_of(int rank, int tb) const {
+    return first_runner_[static_cast<std::size_t>(rank)] + static_cast<std::size_t>(tb);
+  }
+
+  const Runner& runner_of(int rank, int tb) const { return runners_[index_of(rank, tb)]; }
+
+  void wake(std::size_t g) {
+    if (queued_[g]) return;
+    queued_[g] = 1;
+    queue_.push_back(g);
   }
 
   Connection& connection(int from, int to, int chan) {
@@ -269,10 +298,15 @@ class Conversion {
     } else if (step.type == MscclStepType::kReduce) {
       for (int k = 0; k < step.cnt; ++k) slot(runner.rank, step.dstbuf, step.dstoff + k).written_after = after;
     }
-    if (sends(step.type)) connection(runner.rank, runner.tb->send, runner.tb->chan).fifo.push_back({std::move(chunks), after});
+    if (sends(step.type)) {
+      Connection& out = connection(runner.rank, runner.tb->send, runner.tb->chan);
+      out.fifo.push_back({std::move(chunks), after});
+      wake(out.receiver);
+    }
     if (step.hasdep) {
       runner.flag = step.counter;
       runner.publications.emplace_back(step.counter, after);
+      for (std::size_t waiter : runner.waiters) wake(waiter);
     }
     runner.after = std::move(after);
     ++runner.next;
@@ -301,7 +335,9 @@ class Conversion {
   Schedule schedule_;
   std::vector<TransferFacts> facts_;  ///< by transfer id
   std::vector<Runner> runners_;
-  std::vector<int> first_runner_;
+  std::vector<std::size_t> first_runner_;  ///< by rank
+  std::deque<std::size_t> queue_;
+  std::vector<char> queued_;
   std::vector<std::array<std::vector<SlotState>, 3>> slots_;
   std::map<std::tuple<int, int, int>, Connection> connections_;  ///< (from, to, chan)
 };
