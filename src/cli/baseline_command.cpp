@@ -7,11 +7,9 @@
 
 #include "cli_support.hpp"
 #include "tenet/baselines/baseline.hpp"
-#include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/io/result.hpp"
-#include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
 #include "tenet/verify/verifier.hpp"
@@ -22,13 +20,9 @@ namespace {
 struct BaselineCommandOptions {
   CollectiveOptions collective;
   std::string algorithm;
-  std::string output;
+  ScheduleOutput output;
   bool json = false;
 };
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string algorithm_list() {
   std::string list;
@@ -40,9 +34,7 @@ std::string algorithm_list() {
 }
 
 void run_baseline(const BaselineCommandOptions& options) {
-  if (!options.output.empty() && !ends_with(options.output, ".json")) {
-    throw InputError("", "--output", "'" + options.output + "': tenet writes schedules as .json");
-  }
+  check_schedule_output(options.output);
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
@@ -92,7 +84,7 @@ void run_baseline(const BaselineCommandOptions& options) {
                   {"notes", schedule.notes}};
   if (!verdict.ok) report.extra["verify_error"] = verdict.error;
 
-  if (verdict.ok && !options.output.empty()) write_file_atomically(options.output, schedule_to_text(schedule, topology));
+  if (verdict.ok && !options.output.path.empty()) write_schedule(options.output, schedule, topology);
 
   if (options.json) {
     print_json(result_to_json(report));
@@ -105,7 +97,7 @@ void run_baseline(const BaselineCommandOptions& options) {
     facts.add_row({"transfers", std::to_string(schedule.size())});
     for (const std::string& note : schedule.notes) facts.add_row({"note", note});
     facts.add_row({"verified", verdict.ok ? "yes" : "NO: " + verdict.error});
-    if (verdict.ok && !options.output.empty()) facts.add_row({"wrote", options.output});
+    if (verdict.ok && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
     std::cout << facts.render();
   }
   // A baseline that fails verification is a bug in tenet: say so through the exit code too.
@@ -120,13 +112,13 @@ void register_baseline_command(CLI::App& app) {
   description += algorithm_list();
   description +=
       ") on a topology, verify it,\n"
-      "print its contention-free planned time, and write the schedule (-o schedule.json)";
+      "print its contention-free planned time, and write the schedule (-o schedule.json or -o algo.xml)";
   CLI::App* baseline = app.add_subcommand("baseline", description);
   add_collective_options(baseline, options->collective, false);
   std::string algorithm_help = "The baseline: ";
   algorithm_help += algorithm_list();
   baseline->add_option("-a,--algorithm", options->algorithm, algorithm_help)->required();
-  baseline->add_option("-o,--output", options->output, "Write the schedule (.json)");
+  add_schedule_output_options(baseline, options->output);
   baseline->add_flag("--json", options->json, "Print one JSON result object instead of the table");
   baseline->callback([options] { run_baseline(*options); });
 }

@@ -2,6 +2,9 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +14,7 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/io/msccl_xml.hpp"
 #include "tenet/io/schedule_json.hpp"
 
 namespace tenet::cli {
@@ -24,6 +28,8 @@ struct BatchCommandOptions {
   std::string policy = "tenet";
   std::string shard = "0/1";
   std::string out_dir;
+  bool xml = false;
+  MscclOutputOptions msccl;
   bool json = false;
   bool csv = false;
   int threads = 0;
@@ -53,6 +59,21 @@ std::string file_stem(const std::string& name) {
   return stem.empty() || stem[0] == '.' ? "scenario" + stem : stem;
 }
 
+/// Writes the schedule as MSCCL XML to `path`; when MSCCL cannot express it, removes what an
+/// earlier run left there and returns why, for the scenario's row.
+std::string write_msccl_xml(const std::string& path, const Schedule& schedule, const Topology& topology,
+                            const MscclWriteOptions& options) {
+  std::string reason;
+  const std::optional<std::string> text = msccl_xml_or_reason(schedule, topology, options, reason);
+  if (!text) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    return "no MSCCL XML: " + reason;
+  }
+  write_file_atomically(path, *text);
+  return "";
+}
+
 void print_summary_table(const nlohmann::json& summary) {
   const nlohmann::json& batch = summary["batch"];
   std::cout << "batch " << batch["collective"].get<std::string>() << " of "
@@ -72,6 +93,10 @@ void print_summary_table(const nlohmann::json& summary) {
                    row["verified"].get<bool>() ? "yes" : "NO"});
   }
   std::cout << table.render();
+  for (const nlohmann::json& row : summary["scenarios"]) {
+    if (!row.contains("note")) continue;
+    std::cout << "note: " << row["scenario"].get<std::string>() << ": " << row["note"].get<std::string>() << "\n";
+  }
 }
 
 void emit(const nlohmann::json& summary, bool json, bool csv) {
@@ -88,6 +113,9 @@ void run_batch_command(const BatchCommandOptions& options) {
   if (options.collective.topology.empty()) throw InputError("", "--topology", "is required (the healthy topology file)");
   if (options.scenarios.empty()) throw InputError("", "--scenarios", "is required, e.g. all-npus");
   if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
+  if (options.xml && options.out_dir.empty()) throw InputError("", "--xml", "needs --out-dir, the folder the .xml files go to");
+  MscclWriteOptions msccl = msccl_write_options(options.msccl);
+  msccl.seed = options.seed;
   auto thread_limit = limit_threads(options.threads);
   BatchOptions batch;
   parse_shard(options.shard, "--shard", batch.shard_index, batch.shard_count);
@@ -108,10 +136,17 @@ void run_batch_command(const BatchCommandOptions& options) {
   }
 
   ScheduleSink sink;
+  std::mutex notes_mutex;
+  std::map<std::size_t, std::string> notes;  // by scenario index
   if (!options.out_dir.empty()) {
     sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule) {
-      write_file_atomically(options.out_dir + "/" + file_stem(outcome.scenario.name) + ".json",
-                            schedule_to_text(schedule, degraded));
+      const std::string stem = options.out_dir + "/" + file_stem(outcome.scenario.name);
+      write_file_atomically(stem + ".json", schedule_to_text(schedule, degraded));
+      if (!options.xml) return;
+      const std::string note = write_msccl_xml(stem + ".xml", schedule, degraded, msccl);
+      if (note.empty()) return;
+      std::lock_guard<std::mutex> lock(notes_mutex);
+      notes[outcome.index] = note;
     };
   }
   const bool show_progress = stderr_is_terminal();
@@ -133,7 +168,11 @@ void run_batch_command(const BatchCommandOptions& options) {
   identity.scenario_count = scenarios.size();
   identity.baselines = batch.baselines;
   nlohmann::json rows = nlohmann::json::array();
-  for (const ScenarioOutcome& outcome : outcomes) rows.push_back(scenario_row(outcome, healthy));
+  for (const ScenarioOutcome& outcome : outcomes) {
+    rows.push_back(scenario_row(outcome, healthy));
+    const auto note = notes.find(outcome.index);
+    if (note != notes.end()) rows.back()["note"] = note->second;
+  }
   const std::string shard_label = batch.shard_count == 1 ? "all" : options.shard;
   const nlohmann::json summary = batch_summary(identity, shard_label, rows);
   if (!options.out_dir.empty()) {
@@ -189,6 +228,10 @@ void register_batch_command(CLI::App& app) {
   batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
   batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");
   batch->add_option("--out-dir", options->out_dir, "Write each scenario's schedule and summary.json/summary.csv here");
+  batch->add_flag("--xml", options->xml,
+                  "With --out-dir, also write each scenario's schedule as an MSCCL algorithm (SCENARIO.xml); a schedule "
+                  "MSCCL cannot express gets a note in its summary row instead");
+  add_msccl_options(batch, options->msccl, "the --xml files");
   batch->add_flag("--json", options->json, "Print the summary as one JSON document");
   batch->add_flag("--csv", options->csv, "Print the summary as CSV");
   add_threads_option(batch, options->threads);

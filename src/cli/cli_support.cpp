@@ -8,8 +8,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/io/schedule_json.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/topology/transforms.hpp"
 
@@ -97,6 +99,74 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::vec
     current.clear();
   }
   return names;
+}
+
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+void add_msccl_options(CLI::App* command, MscclOutputOptions& options, const std::string& files) {
+  command->add_option("--proto", options.proto, "MSCCL protocol of " + files + ": Simple (default), LL or LL128");
+  command->add_option("--channels", options.channels,
+                      "MSCCL channels each connection's steps are dealt over in " + files + " (default 1)")
+      ->check(CLI::Range(1u, 32u));
+  command->add_flag("--out-of-place", options.out_of_place,
+                    "Write " + files + " for out-of-place calls (default: in-place; the runtime picks files by this)");
+}
+
+MscclWriteOptions msccl_write_options(const MscclOutputOptions& options) {
+  MscclWriteOptions write;
+  write.protocol = parse_msccl_protocol(options.proto, "--proto");
+  write.in_place = !options.out_of_place;
+  write.channels = options.channels;
+  return write;
+}
+
+bool ScheduleOutput::xml() const { return ends_with(path, ".xml"); }
+
+void add_schedule_output_options(CLI::App* command, ScheduleOutput& output) {
+  command->add_option("-o,--output", output.path, "Write the schedule (.json) or an MSCCL algorithm (.xml)");
+  add_msccl_options(command, output.msccl, "the .xml");
+}
+
+void check_schedule_output(const ScheduleOutput& output) {
+  if (!output.path.empty() && !output.xml() && !ends_with(output.path, ".json")) {
+    throw InputError("", "--output", "'" + output.path + "': tenet writes schedules as .json and MSCCL algorithms as .xml");
+  }
+  msccl_write_options(output.msccl);
+}
+
+std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
+                                               const MscclWriteOptions& options, std::string& reason) {
+  try {
+    return schedule_to_msccl_xml(schedule, topology, options);
+  } catch (const InputError& error) {
+    reason.clear();
+    for (const InputProblem& problem : error.problems()) {
+      if (!reason.empty()) reason += "; ";
+      reason += problem.message;
+    }
+    return std::nullopt;
+  }
+}
+
+void write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
+                    std::optional<std::uint64_t> seed) {
+  if (!output.xml()) {
+    write_file_atomically(output.path, schedule_to_text(schedule, topology));
+    return;
+  }
+  MscclWriteOptions options = msccl_write_options(output.msccl);
+  options.seed = seed;
+  std::string reason;
+  const std::optional<std::string> text = msccl_xml_or_reason(schedule, topology, options, reason);
+  // The writer names the limit; the user needs to know which of their options ran into it.
+  if (!text) throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + reason);
+  write_file_atomically(output.path, *text);
 }
 
 double peak_memory_MiB() {

@@ -1,7 +1,9 @@
 #pragma once
 // Helpers shared by the subcommands: the only place (with main.cpp) that knows about CLI11.
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,8 @@
 #include <tbb/global_control.h>
 
 #include "tenet/collective.hpp"
+#include "tenet/io/msccl_xml.hpp"
+#include "tenet/schedule/schedule.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet::cli {
@@ -70,6 +74,43 @@ LoadedCollective load_collective(const CollectiveOptions& options);
 std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
                                          const std::string& option, const std::string& what,
                                          const std::string& expected);
+
+/// How schedules written as MSCCL XML are laid out: --proto, --channels, --out-of-place.
+struct MscclOutputOptions {
+  std::string proto = "Simple";
+  std::uint32_t channels = 1;
+  bool out_of_place = false;
+};
+
+/// Adds --proto, --channels and --out-of-place; `files` says which files they shape ("the .xml").
+void add_msccl_options(CLI::App* command, MscclOutputOptions& options, const std::string& files);
+
+/// The writer's options; an unknown protocol is an InputError naming --proto.
+MscclWriteOptions msccl_write_options(const MscclOutputOptions& options);
+
+/// The schedule as MSCCL XML; nullopt, with `reason` set, when MSCCL cannot express it (the writer's
+/// InputError: a transfer through a non-member, a runtime limit, ...).
+std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
+                                               const MscclWriteOptions& options, std::string& reason);
+
+/// -o/--output (a schedule .json or an MSCCL algorithm .xml) and the MSCCL options.
+struct ScheduleOutput {
+  std::string path;  ///< empty: write nothing
+  MscclOutputOptions msccl;
+  bool xml() const;
+};
+
+/// Adds -o/--output and the MSCCL options of the .xml.
+void add_schedule_output_options(CLI::App* command, ScheduleOutput& output);
+
+/// What can be refused before any work: an extension tenet does not write, an unknown protocol.
+void check_schedule_output(const ScheduleOutput& output);
+
+/// Writes the schedule to output.path atomically, as JSON or as MSCCL XML (`seed` goes into the
+/// XML's comment). When the schedule cannot be expressed in MSCCL, the InputError names --output
+/// with the writer's reason, and nothing is written.
+void write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
+                    std::optional<std::uint64_t> seed = std::nullopt);
 
 /// Peak resident memory of this process so far, MiB.
 double peak_memory_MiB();

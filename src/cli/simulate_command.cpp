@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/io/msccl_xml.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -54,18 +56,44 @@ bool is_xml(const std::string& path) {
   return path.size() >= 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
 }
 
-void run_simulate(const SimulateOptions& options) {
-  if (is_xml(options.schedule)) {
-    throw InputError(options.schedule, "", "reading MSCCL XML is not supported yet; simulate the schedule .json");
+/// A schedule file's transfers, and whether the file is a correct collective.
+struct LoadedFile {
+  Schedule schedule;
+  bool verified = false;
+  std::string verify_error;
+  bool planned = true;  ///< the file has planned times (MSCCL XML has none)
+};
+
+LoadedFile load_json(const std::string& path, const Topology& topology) {
+  Schedule schedule = load_schedule(path, topology);
+  const VerifyResult verdict = verify_schedule(topology, schedule);
+  return {std::move(schedule), verdict.ok, verdict.error, true};
+}
+
+/// An MSCCL algorithm, for `size` bytes (0: the size tenet's comment says it was made for).
+LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint64_t size) {
+  const std::string text = read_file(path);
+  const MscclProgram program = parse_msccl_xml(text, path);
+  if (size == 0 && !program.size_bytes) {
+    throw InputError("", "--size", "is required for '" + path +
+                                       "': the file does not say which collective size it was made for, e.g. --size 64MiB");
   }
+  Schedule schedule = msccl_to_schedule(program, topology, size != 0 ? size : *program.size_bytes, path);
+  // The file, not its conversion, is what the runtime runs: it is verified by executing it.
+  const MscclVerifyResult verdict = verify_msccl_xml(text, &topology);
+  return {std::move(schedule), verdict.ok, verdict.error, false};
+}
+
+void run_simulate(const SimulateOptions& options) {
   if (!std::isfinite(options.gamma) || options.gamma < 0.0) {
     throw InputError("", "--gamma", "the reduction cost must be a finite number of microseconds per byte, >= 0");
   }
   const std::uint64_t size = options.size.empty() ? 0 : parse_size(options.size, "--size");
   const Topology topology = load_topology(options.topology);
-  const Schedule loaded = load_schedule(options.schedule, topology);
   // Correctness does not depend on the size, so the schedule is verified as written.
-  const VerifyResult verdict = verify_schedule(topology, loaded);
+  const LoadedFile file =
+      is_xml(options.schedule) ? load_xml(options.schedule, topology, size) : load_json(options.schedule, topology);
+  const Schedule& loaded = file.schedule;
   std::optional<Schedule> scaled;
   if (size != 0 && size != loaded.size_bytes()) scaled = loaded.resized(size);
   const Schedule& schedule = scaled ? *scaled : loaded;
@@ -105,7 +133,7 @@ void run_simulate(const SimulateOptions& options) {
   report.size_bytes = schedule.size_bytes();
   report.time_us = sim.time_us;
   report.lower_bound_us = bound.total_us;
-  report.verified = verdict.ok;
+  report.verified = file.verified;
   report.transfers = schedule.size();
   nlohmann::json busiest = nlohmann::json::array();
   for (LinkId id : order) {
@@ -118,15 +146,15 @@ void run_simulate(const SimulateOptions& options) {
   }
   report.extra = {{"topology", topology.name},
                   {"chunks_per_npu", schedule.chunks_per_member()},
-                  {"planned_time_us", loaded.planned_time_us()},
                   {"gamma_us_per_byte", options.gamma},
                   {"max_link_bytes", sim.max_link_bytes},
                   {"links_used", links_used},
                   {"busiest_links", busiest},
                   {"simulation_ms", simulation_ms}};
+  if (file.planned) report.extra["planned_time_us"] = loaded.planned_time_us();
   if (scaled) report.extra["schedule_size_bytes"] = loaded.size_bytes();
   if (!schedule.notes.empty()) report.extra["notes"] = schedule.notes;
-  if (!verdict.ok) report.extra["verify_error"] = verdict.error;
+  if (!file.verified) report.extra["verify_error"] = file.verify_error;
 
   if (options.json) {
     print_json(result_to_json(report));
@@ -143,7 +171,7 @@ void run_simulate(const SimulateOptions& options) {
     facts.add_row({"lower bound", bound_text});
     if (scaled) {
       facts.add_row({"planned time", format_time_us(loaded.planned_time_us()) + " (at " + format_size(loaded.size_bytes()) + ")"});
-    } else {
+    } else if (file.planned) {
       facts.add_row({"planned time", format_time_us(loaded.planned_time_us())});
     }
     if (options.gamma > 0.0) facts.add_row({"reduction cost", fixed(options.gamma * 1e6, 3) + " ps per byte"});
@@ -156,7 +184,7 @@ void run_simulate(const SimulateOptions& options) {
     }
     facts.add_row({"links used", std::to_string(links_used) + " of " + std::to_string(topology.link_count())});
     facts.add_row({"simulation", format_time_us(simulation_ms * 1e3)});
-    facts.add_row({"verified", verdict.ok ? "yes" : "NO: " + verdict.error});
+    facts.add_row({"verified", file.verified ? "yes" : "NO: " + file.verify_error});
     std::cout << facts.render();
     if (!order.empty()) {
       Table links({"busiest links", "bytes", "busy", "utilization"});
@@ -168,7 +196,7 @@ void run_simulate(const SimulateOptions& options) {
     }
   }
   // A schedule that is not a correct collective: the time is shown, the exit code says it failed.
-  if (!verdict.ok) throw Exit{static_cast<int>(ExitStatus::kFailure)};
+  if (!file.verified) throw Exit{static_cast<int>(ExitStatus::kFailure)};
 }
 
 }  // namespace
@@ -180,10 +208,13 @@ void register_simulate_command(CLI::App& app) {
       "Replay a schedule file on a topology with the congestion-aware flow-level simulator (max-min\n"
       "fair sharing of link bandwidth); print its time, algorithm bandwidth, lower bound and link loads");
   simulate_command->add_option("-t,--topology", options->topology, "Topology file (JSON)")->required();
-  simulate_command->add_option("SCHEDULE", options->schedule, "Schedule file written by tenet synth -o (.json)")
+  simulate_command
+      ->add_option("SCHEDULE", options->schedule,
+                   "Schedule file written by tenet synth or baseline -o (.json), or an MSCCL algorithm (.xml)")
       ->required();
   simulate_command->add_option("--size", options->size,
-                               "Simulate the same schedule for another collective size, e.g. 1GiB");
+                               "Simulate the same schedule for another collective size, e.g. 1GiB (an .xml without "
+                               "tenet's comment needs it)");
   simulate_command->add_option("--gamma", options->gamma,
                                "Reduction cost in microseconds per reduced byte (default 0, as in the papers)");
   simulate_command->add_option("--top", options->top, "Busiest links to list (default 5)")

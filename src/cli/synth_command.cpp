@@ -6,12 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
-#include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
-#include "tenet/io/msccl_xml.hpp"
 #include "tenet/io/result.hpp"
-#include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/analysis.hpp"
@@ -27,16 +24,9 @@ struct SynthCommandOptions {
   std::uint32_t restarts = 1;
   std::uint32_t unwind_degree = 0;
   int threads = 0;
-  std::string output;
+  ScheduleOutput output;
   bool json = false;
-  std::string proto = "Simple";  // MSCCL XML only
-  std::uint32_t channels = 1;
-  bool out_of_place = false;
 };
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 void run_synth(const SynthCommandOptions& options) {
   auto thread_limit = limit_threads(options.threads);
@@ -45,11 +35,7 @@ void run_synth(const SynthCommandOptions& options) {
   synth_options.seed = options.seed;
   synth_options.restarts = options.restarts;
   synth_options.unwind_degree = options.unwind_degree;
-  const bool xml = ends_with(options.output, ".xml");
-  if (!options.output.empty() && !ends_with(options.output, ".json") && !xml) {
-    throw InputError("", "--output", "'" + options.output + "': tenet writes schedules as .json and MSCCL algorithms as .xml");
-  }
-  const MscclProtocol protocol = parse_msccl_protocol(options.proto, "--proto");
+  check_schedule_output(options.output);
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
@@ -97,20 +83,10 @@ void run_synth(const SynthCommandOptions& options) {
   if (!verdict.ok) report.extra["verify_error"] = verdict.error;
   report.extra["peak_memory_MiB"] = peak_memory_MiB();
 
-  if (verdict.ok && !options.output.empty()) {
-    Schedule& schedule = result.schedule;
+  if (verdict.ok && !options.output.path.empty()) {
     // Links of an unwound topology do not exist in the user's file: there the transfers are routed.
-    if (result.unwind_degree != 0) schedule.forget_links();
-    if (xml) {
-      MscclWriteOptions msccl;
-      msccl.protocol = protocol;
-      msccl.in_place = !options.out_of_place;
-      msccl.channels = options.channels;
-      msccl.seed = result.seed;
-      write_file_atomically(options.output, schedule_to_msccl_xml(schedule, topology, msccl));
-    } else {
-      write_file_atomically(options.output, schedule_to_text(schedule, topology));
-    }
+    if (result.unwind_degree != 0) result.schedule.forget_links();
+    write_schedule(options.output, result.schedule, topology, result.seed);
   }
 
   if (options.json) {
@@ -130,7 +106,7 @@ void run_synth(const SynthCommandOptions& options) {
     facts.add_row({"synthesis", format_time_us(synthesis_ms * 1e3)});
     if (result.unwind_degree != 0) facts.add_row({"switches", "unwound at degree " + std::to_string(result.unwind_degree)});
     facts.add_row({"verified", verdict.ok ? "yes" : "NO: " + verdict.error});
-    if (verdict.ok && !options.output.empty()) facts.add_row({"wrote", options.output});
+    if (verdict.ok && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
     std::cout << facts.render();
   }
   // A schedule that fails verification is a bug in tenet: say so through the exit code too.
@@ -153,13 +129,7 @@ void register_synth_command(CLI::App& app) {
   synth->add_option("--unwind-degree", options->unwind_degree,
                     "Switch unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
       ->check(CLI::Range(0u, 4096u));
-  synth->add_option("-o,--output", options->output, "Write the schedule (.json) or an MSCCL algorithm (.xml)");
-  synth->add_option("--proto", options->proto, "MSCCL protocol of the .xml: Simple (default), LL or LL128");
-  synth->add_option("--channels", options->channels,
-                    "MSCCL channels each connection's steps are dealt over in the .xml (default 1)")
-      ->check(CLI::Range(1u, 32u));
-  synth->add_flag("--out-of-place", options->out_of_place,
-                  "Write the .xml for out-of-place calls (default: in-place; the runtime picks files by this)");
+  add_schedule_output_options(synth, options->output);
   synth->add_flag("--json", options->json, "Print one JSON result object instead of the table");
   add_threads_option(synth, options->threads);
   synth->callback([options] { run_synth(*options); });

@@ -41,6 +41,11 @@ TextScan scan_text(std::string_view text);
 /// Builds the program from well-formed text with pugixml; the first problem or "".
 std::string parse_program(const std::string& text, MscclProgram& program);
 
+/// The NPU (topology vertex) of each rank: from the rank_to_npu comment (topology-file ids), or
+/// rank r = NPU r when the file has none and its ranks are all the topology's NPUs. The first
+/// problem or "".
+std::string map_ranks(const MscclProgram& program, const Topology& topology, std::vector<NodeId>& npus);
+
 /// Which collective a file computes, in the checker's terms.
 enum class Coll { kAllGather, kReduceScatter, kAllReduce };
 

@@ -258,6 +258,22 @@ void read_rank_mapping(const TextScan& scan, MscclProgram& program) {
   }
 }
 
+/// tenet's comment "tenet ...: ..., made for 64 MiB (67108864 bytes), ...": the size in bytes.
+void read_size(const TextScan& scan, MscclProgram& program) {
+  for (const auto& [line, body] : scan.comments) {
+    const std::size_t made_for = body.find(", made for ");
+    const std::size_t start = body.find_first_not_of(' ');
+    if (start == std::string::npos || body.compare(start, 6, "tenet ") != 0 || made_for == std::string::npos) continue;
+    const std::size_t open = body.find('(', made_for);
+    const std::size_t close = body.find(" bytes)", made_for);
+    if (open == std::string::npos || close == std::string::npos || close <= open + 1) return;
+    std::uint64_t bytes = 0;
+    const auto [end, error] = std::from_chars(body.data() + open + 1, body.data() + close, bytes);
+    if (error == std::errc() && end == body.data() + close && bytes > 0) program.size_bytes = bytes;
+    return;
+  }
+}
+
 }  // namespace
 
 std::string parse_program(const std::string& text, MscclProgram& program) {
@@ -283,6 +299,7 @@ std::string parse_program(const std::string& text, MscclProgram& program) {
   }
   if (algos == 0) return "no <algo> element";
   read_rank_mapping(scan, program);
+  read_size(scan, program);
   return "";
 }
 

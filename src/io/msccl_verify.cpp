@@ -2,41 +2,45 @@
 // interpreter runs once per distinct call split, the finest (each step of cnt c as c calls, as with
 // large buffers) first with race checking; the others can only change where FIFOs fill up.
 
+#include <map>
 #include <set>
 
 #include "msccl_internal.hpp"
 
 namespace tenet {
-namespace {
+namespace msccl_detail {
 
-/// With a topology, the ranks must be its NPUs: those of the rank_to_npu comment, or all of them.
-std::string check_ranks(const MscclProgram& program, const Topology& topology) {
+std::string map_ranks(const MscclProgram& program, const Topology& topology, std::vector<NodeId>& npus) {
+  npus.clear();
   if (program.rank_to_npu.empty()) {
     if (static_cast<std::uint32_t>(program.ngpus) != topology.npu_count()) {
       return "ngpus=\"" + std::to_string(program.ngpus) + "\" but topology '" + topology.name + "' has " +
              std::to_string(topology.npu_count()) + " NPUs, and no rank_to_npu comment maps ranks to some of them";
     }
+    for (NodeId npu = 0; npu < topology.npu_count(); ++npu) npus.push_back(npu);
     return "";
   }
   if (program.rank_to_npu.size() != static_cast<std::size_t>(program.ngpus)) {
     return "the rank_to_npu comment lists " + std::to_string(program.rank_to_npu.size()) + " NPUs for ngpus=\"" +
            std::to_string(program.ngpus) + "\"";
   }
-  std::set<NodeId> npus;
-  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) npus.insert(topology.original_npu_id(npu));
+  std::map<NodeId, NodeId> by_file_id;
+  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) by_file_id.emplace(topology.original_npu_id(npu), npu);
   std::set<NodeId> seen;
   for (std::size_t rank = 0; rank < program.rank_to_npu.size(); ++rank) {
-    const NodeId npu = program.rank_to_npu[rank];
-    if (npus.count(npu) == 0) {
-      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(npu) + ", which topology '" +
+    const NodeId file_id = program.rank_to_npu[rank];
+    const auto found = by_file_id.find(file_id);
+    if (found == by_file_id.end()) {
+      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(file_id) + ", which topology '" +
              topology.name + "' does not have (or has failed)";
     }
-    if (!seen.insert(npu).second) return "rank_to_npu maps two ranks to NPU " + std::to_string(npu);
+    if (!seen.insert(file_id).second) return "rank_to_npu maps two ranks to NPU " + std::to_string(file_id);
+    npus.push_back(found->second);
   }
   return "";
 }
 
-}  // namespace
+}  // namespace msccl_detail
 
 MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology, bool check_races) {
   using namespace msccl_detail;
@@ -53,7 +57,8 @@ MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topo
   result.error = load_program(program, loaded);
   if (!result.error.empty()) return result;
   if (topology != nullptr) {
-    result.error = check_ranks(program, *topology);
+    std::vector<NodeId> npus;
+    result.error = map_ranks(program, *topology, npus);
     if (!result.error.empty()) return result;
   }
   result.max_threadblocks = loaded.max_threadblocks;

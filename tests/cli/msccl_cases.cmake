@@ -1,5 +1,6 @@
-# MSCCL XML: tenet synth -o x.xml writes what the runtime loads; tenet verify x.xml checks the load
-# rules and executes the file. Files under msccl/ are the SPEC's example and hand-broken variants.
+# MSCCL XML: tenet synth and baseline -o x.xml write what the runtime loads; tenet verify x.xml checks
+# the load rules and executes the file; tenet simulate x.xml times it. Files under msccl/ are the
+# SPEC's example and hand-broken variants.
 
 set(MSCCL "${CMAKE_CURRENT_SOURCE_DIR}/msccl")
 
@@ -61,3 +62,35 @@ tenet_cli_test(msccl_more_channels EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.j
   --channels 2 -o two-channels.xml STDOUT "wrote                two-channels.xml")
 tenet_cli_test(msccl_relay EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --members 0,2,6,8 -o corners.xml
   STDERR "which is not a member: MSCCL moves data only between the communicator's ranks" NO_FILE ${SCRATCH}/corners.xml)
+
+# Baselines as MSCCL XML, read back by verify and simulate. The ring's simulated time from its XML is
+# the time of its own schedule (34.6608 us, as simulating its .json gives).
+tenet_cli_test(msccl_baseline_ring_write EXIT 0 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --size 1MiB
+  -o baseline-ring.xml STDOUT "wrote                baseline-ring.xml")
+tenet_cli_test(msccl_baseline_ring_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json baseline-ring.xml
+  STDOUT "baseline-ring.xml: verified: MSCCL allreduce (Simple, in-place) on 16 ranks")
+tenet_cli_test(msccl_baseline_ring_simulate EXIT 0 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json baseline-ring.xml --json
+  STDOUT "\"time_us\": 34.6608")
+tenet_cli_test(msccl_baseline_ring_json EXIT 0 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --size 1MiB
+  -o baseline-ring.json STDOUT "wrote                baseline-ring.json")
+tenet_cli_test(msccl_baseline_ring_json_simulate EXIT 0 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json baseline-ring.json
+  --json STDOUT "\"time_us\": 34.6608")
+tenet_msccl_pair(msccl_baseline_ring)
+set_tests_properties(cli.msccl_baseline_ring_simulate PROPERTIES FIXTURES_REQUIRED msccl_msccl_baseline_ring)
+set_tests_properties(cli.msccl_baseline_ring_json PROPERTIES FIXTURES_SETUP msccl_baseline_ring_json)
+set_tests_properties(cli.msccl_baseline_ring_json_simulate PROPERTIES FIXTURES_REQUIRED msccl_baseline_ring_json)
+
+tenet_cli_test(msccl_baseline_rhd_write EXIT 0 ARGS baseline -t ${TOPOLOGIES}/mesh-4x4-failed-7-9.json -a rhd
+  -c reducescatter --proto LL --out-of-place -o baseline-rhd.xml STDOUT "wrote                baseline-rhd.xml")
+tenet_cli_test(msccl_baseline_rhd_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/mesh-4x4-failed-7-9.json baseline-rhd.xml
+  STDOUT "baseline-rhd.xml: verified: MSCCL reduce_scatter (LL, out-of-place) on 14 ranks")
+tenet_msccl_pair(msccl_baseline_rhd)
+
+tenet_cli_test(msccl_baseline_bad_extension EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring -o ring.msccl
+  STDERR "error: --output: 'ring.msccl': tenet writes schedules as .json and MSCCL algorithms as .xml"
+  NO_FILE ${SCRATCH}/ring.msccl)
+tenet_cli_test(msccl_baseline_bad_proto EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --proto ll
+  -o never-ring.xml STDERR "error: --proto: unknown protocol 'll' (did you mean 'LL'?)" NO_FILE ${SCRATCH}/never-ring.xml)
+tenet_cli_test(msccl_baseline_inexpressible EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-8x8.json -a direct --channels 8
+  -o too-many-tbs.xml STDERR "error: --output: 'too-many-tbs.xml': the schedule cannot be written as MSCCL XML: rank 0 needs 252 threadblocks"
+  NO_FILE ${SCRATCH}/too-many-tbs.xml)

@@ -14,7 +14,20 @@ tenet_cli_test(simulate_bad_file EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-4x4
   STDERR "truncated.json: invalid JSON: parse error at line 1")
 tenet_cli_test(simulate_missing_file EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json nothere.json
   STDERR "error: nothere.json: cannot open")
-tenet_cli_test(simulate_xml EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json algo.xml
-  STDERR "error: algo.xml: reading MSCCL XML is not supported yet")
+# MSCCL XML: the program's sends and receives become transfers; the file itself is verified.
+tenet_cli_test(simulate_xml EXIT 0 ARGS simulate -t ${CMAKE_CURRENT_SOURCE_DIR}/msccl/ring-3.json
+  ${CMAKE_CURRENT_SOURCE_DIR}/msccl/spec-ring.xml --size 3KiB
+  STDOUT "allgather of 3 KiB on ring-3, 3 NPUs, 6 transfers")
+tenet_cli_test(simulate_xml_without_size EXIT 2 ARGS simulate -t ${CMAKE_CURRENT_SOURCE_DIR}/msccl/ring-3.json
+  ${CMAKE_CURRENT_SOURCE_DIR}/msccl/spec-ring.xml
+  STDERR "error: --size: is required for '${CMAKE_CURRENT_SOURCE_DIR}/msccl/spec-ring.xml': the file does not say")
+tenet_cli_test(simulate_xml_bad_file EXIT 2 ARGS simulate -t ${CMAKE_CURRENT_SOURCE_DIR}/msccl/ring-3.json
+  ${CMAKE_CURRENT_SOURCE_DIR}/msccl/tab.xml --size 3KiB
+  STDERR "tab.xml: line 9: tab character: the runtime's reader skips only spaces and newlines")
+tenet_cli_test(simulate_xml_deadlock EXIT 1 ARGS simulate -t ${CMAKE_CURRENT_SOURCE_DIR}/msccl/pair.json
+  ${CMAKE_CURRENT_SOURCE_DIR}/msccl/deadlock.xml --size 2KiB
+  STDOUT "NO: deadlock: 2 threadblock(s) wait forever")
+tenet_cli_test(simulate_xml_missing EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json algo.xml
+  STDERR "error: algo.xml: cannot open")
 tenet_cli_test(simulate_bad_gamma EXIT 2 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
   --gamma -1 STDERR "error: --gamma: the reduction cost must be a finite number of microseconds per byte, >= 0")

@@ -119,11 +119,29 @@ struct MscclProgram {
   std::vector<MscclGpu> gpus;  ///< in file order
   /// Topology-file NPU id of each rank, from tenet's "rank_to_npu:" comment (empty when absent).
   std::vector<NodeId> rank_to_npu;
+  /// Collective size the file was made for, from tenet's "made for ... (N bytes)" comment; the
+  /// runtime itself runs a file for any size.
+  std::optional<std::uint64_t> size_bytes;
 };
 
 /// Checks the runtime reader's lexical rules and parses the file (pugixml). Throws InputError
 /// naming `source` and the line of the first problem. Load rules are not checked here.
 MscclProgram parse_msccl_xml(const std::string& text, const std::string& source);
+
+/// The program as a tenet Schedule of `size_bytes`, for the simulator. Each send is matched with
+/// its receive as the runtime matches them (the k-th send and the k-th receive of a connection)
+/// and becomes one transfer from the sender's NPU to the receiver's, kReduce when the receive
+/// reduces, carrying the chunks the sending step moves. A transfer starts once its sending step
+/// could run: the earlier steps of its threadblock are done (a receive when its data arrived, a
+/// send when it was issued), its depid/deps are met, and the data it sends has arrived. A receive
+/// holds back only the receiver's later steps, as a message waits in its connection until the
+/// receiver gets to it. Local copies and reductions move no data but pass ordering and data on.
+/// Planned times are 0 and links kNoLink: the simulator routes and times every transfer. Ranks
+/// are NPUs by the rank_to_npu comment, else rank r = NPU r. Throws InputError naming `source`
+/// and the line for a program that breaks a load rule, deadlocks even with unbounded FIFOs, or
+/// sends scratch nothing wrote; bounded-FIFO deadlocks and wrong results are verify_msccl_xml's.
+Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology, std::uint64_t size_bytes,
+                           const std::string& source);
 
 struct MscclVerifyResult {
   bool ok = false;
