@@ -27,7 +27,7 @@ cmake --build build -j "$jobs"
 
 if [ "${1:-}" = "--test" ]; then
   # -O1 without debug info: the sanitizers still see everything, and the build is half as long.
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DTENET_SANITIZE=ON \
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DTENET_SANITIZE=ON -DTENET_BUILD_BENCHMARKS=OFF \
         -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
   cmake --build build-asan -j "$jobs"
   echo "== tests (Release) =="

@@ -50,6 +50,8 @@ TransferId ScheduleBuilder::add_sharing_deps(TransferId sibling, NodeId src, Nod
   return schedule_.add_sharing_deps(sibling, src, dst, kind, chunks, start, end);
 }
 
+void ScheduleBuilder::note(const std::string& text) { schedule_.notes.push_back(text); }
+
 const RouteCost& ScheduleBuilder::route_cost(NodeId src, NodeId dst) {
   if (src == warm_source_) return warm_costs_[dst];
   const std::uint64_t key = (std::uint64_t{src} << 32) | dst;

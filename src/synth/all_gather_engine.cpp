@@ -76,7 +76,8 @@ class Engine {
         nodes_(problem.topology->npu_count()),
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
         words_((chunks_ + 63) / 64),
-        summary_words_((words_ + 63) / 64) {
+        summary_words_((words_ + 63) / 64),
+        transfers_(problem.log_block_bits) {
     const std::size_t slots = static_cast<std::size_t>(nodes_) * words_;
     holds_.assign(slots, 0);
     have_.assign(slots, 0);
@@ -514,6 +515,7 @@ class Engine {
       if (transfer.feeder != kNotDelivered) keep[transfer.feeder] = 1;
     }
     std::vector<std::uint32_t> new_index(count, kNotDelivered);
+    trace.transfers = TransferLog(transfers_.block_bits());
     for (std::size_t i = 0; i < count; ++i) {
       if (!keep[i]) continue;
       new_index[i] = static_cast<std::uint32_t>(trace.transfers.size());

@@ -35,23 +35,29 @@ struct MatchedTransfer {
 /// log into a Schedule needs little more memory than the Schedule.
 class TransferLog {
  public:
-  static constexpr unsigned kBlockBits = 22;
-  static constexpr std::size_t kBlockSize = std::size_t{1} << kBlockBits;
+  static constexpr unsigned kDefaultBlockBits = 22;
+
+  explicit TransferLog(unsigned block_bits = kDefaultBlockBits)
+      : block_bits_(block_bits), block_size_(std::size_t{1} << block_bits) {}
 
   std::size_t size() const { return size_; }
-  MatchedTransfer& operator[](std::size_t i) { return blocks_[i >> kBlockBits][i & (kBlockSize - 1)]; }
-  const MatchedTransfer& operator[](std::size_t i) const { return blocks_[i >> kBlockBits][i & (kBlockSize - 1)]; }
+  MatchedTransfer& operator[](std::size_t i) { return blocks_[i >> block_bits_][i & (block_size_ - 1)]; }
+  const MatchedTransfer& operator[](std::size_t i) const { return blocks_[i >> block_bits_][i & (block_size_ - 1)]; }
   void push_back(const MatchedTransfer& transfer) {
-    if ((size_ & (kBlockSize - 1)) == 0) blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(kBlockSize));
-    blocks_.back()[size_ & (kBlockSize - 1)] = transfer;
+    if ((size_ & (block_size_ - 1)) == 0) blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(block_size_));
+    blocks_.back()[size_ & (block_size_ - 1)] = transfer;
     ++size_;
   }
   std::size_t block_count() const { return blocks_.size(); }
+  std::size_t block_size() const { return block_size_; }
+  unsigned block_bits() const { return block_bits_; }
   /// First index of block b.
-  static std::size_t block_begin(std::size_t b) { return b << kBlockBits; }
+  std::size_t block_begin(std::size_t b) const { return b << block_bits_; }
   void release_block(std::size_t b) { blocks_[b].reset(); }
 
  private:
+  unsigned block_bits_;
+  std::size_t block_size_;
   std::vector<std::unique_ptr<MatchedTransfer[]>> blocks_;
   std::size_t size_ = 0;
 };
@@ -73,6 +79,7 @@ struct AllGatherProblem {
   std::vector<NodeId> members;             ///< ascending; chunk c starts at members[c / chunks_per_member]
   std::uint32_t chunks_per_member = 1;
   double chunk_bytes = 0.0;
+  unsigned log_block_bits = TransferLog::kDefaultBlockBits;  ///< see SynthOptions
 };
 
 /// Runs the matching until every member holds every chunk. Transfers to non-members that are

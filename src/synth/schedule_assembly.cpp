@@ -49,8 +49,8 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
   const std::size_t count = trace.transfers.size();
   std::vector<std::uint32_t> dep_counts;
   for (std::size_t b = 0; b < trace.transfers.block_count(); ++b) {
-    const std::size_t begin = TransferLog::block_begin(b);
-    const std::size_t n = std::min(TransferLog::kBlockSize, count - begin);
+    const std::size_t begin = trace.transfers.block_begin(b);
+    const std::size_t n = std::min(trace.transfers.block_size(), count - begin);
     dep_counts.resize(n);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -123,8 +123,8 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
   std::vector<std::uint32_t> dep_counts;
   // Forward blocks from the last: reduce-scatter ids grow as forward indices fall.
   for (std::size_t b = trace.transfers.block_count(); b-- > 0;) {
-    const std::size_t begin = TransferLog::block_begin(b);
-    const std::size_t end = std::min(begin + TransferLog::kBlockSize, count);
+    const std::size_t begin = trace.transfers.block_begin(b);
+    const std::size_t end = std::min(begin + trace.transfers.block_size(), count);
     const std::size_t n = end - begin;
     dep_counts.resize(n);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {

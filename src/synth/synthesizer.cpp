@@ -128,10 +128,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     Outcome& outcome = outcomes[task / phases_per_candidate];
     const bool reduce = reduce_phase && task % phases_per_candidate == 0;
     if (reduce) {
-      synth::AllGatherProblem problem{candidate.transposed, members, collective.chunks_per_npu, chunk_bytes};
+      synth::AllGatherProblem problem{candidate.transposed, members, collective.chunks_per_npu, chunk_bytes,
+                                       options.log_block_bits};
       outcome.reduce_scatter = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 1), progress);
     } else {
-      synth::AllGatherProblem problem{candidate.topology, members, collective.chunks_per_npu, chunk_bytes};
+      synth::AllGatherProblem problem{candidate.topology, members, collective.chunks_per_npu, chunk_bytes,
+                                       options.log_block_bits};
       outcome.all_gather = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 2), progress);
     }
   });

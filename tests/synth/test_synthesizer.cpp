@@ -125,6 +125,25 @@ TEST_CASE("the schedule is identical for 1 and 2 threads and for reruns", "[synt
                                 torus));
 }
 
+TEST_CASE("the schedule does not depend on how the matching log is cut into blocks", "[synth]") {
+  // 32 transfers a block: a reduce-scatter, an all-gather with relays and an all-reduce each
+  // cross hundreds of block boundaries, forwards and (reduce-scatter) backwards.
+  const Topology mesh = shipped("mesh-6x6");
+  const std::vector<NodeId> members = {0, 2, 5, 17, 30, 35};
+  for (CollectiveKind kind : kAllKinds) {
+    for (const std::vector<NodeId>& chosen : {std::vector<NodeId>{}, members}) {
+      SynthOptions small_blocks;
+      small_blocks.log_block_bits = 5;
+      const SynthResult cut = synthesize(mesh, make_collective(kind, 1 << 20, 3, chosen), small_blocks);
+      const SynthResult whole = synthesize(mesh, make_collective(kind, 1 << 20, 3, chosen), {});
+      INFO(collective_name(kind) << " members " << chosen.size());
+      REQUIRE(cut.schedule.size() > 64);
+      require_verified(cut);
+      CHECK(schedule_to_text(cut.schedule, mesh) == schedule_to_text(whole.schedule, mesh));
+    }
+  }
+}
+
 TEST_CASE("all-gather reaches the corner bound on meshes and the per-NPU bound on tori", "[synth]") {
   for (const char* name : {"mesh-8x8", "torus-8x8", "torus-16x16"}) {
     const Topology topology = shipped(name);

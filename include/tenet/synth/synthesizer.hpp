@@ -41,6 +41,10 @@ struct SynthOptions {
   /// When set, told now and then (at most twice a second, from any thread, never concurrently)
   /// how much of the matching is done, 0 to 1 over every run: for a progress line.
   std::function<void(double done)> progress;
+  /// Transfers per block of the matching's log, as a power of two (blocks are converted into the
+  /// schedule and freed one at a time). Tests lower it to cross block boundaries on small runs;
+  /// the schedule does not depend on it.
+  unsigned log_block_bits = 22;
 };
 
 struct SynthResult {
