@@ -67,8 +67,10 @@ struct Scratch {
 
 class Engine {
  public:
-  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed, const std::function<void(double)>& progress)
+  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed, const std::function<void(double)>& progress,
+         const std::atomic<Tick>* give_up_after)
       : progress_(progress),
+        give_up_after_(give_up_after),
         topology_(*problem.topology),
         adjacency_(*problem.topology),
         policy_(policy),
@@ -138,6 +140,11 @@ class Engine {
       match_all(static_cast<std::uint32_t>(event), now);
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
       now = arrivals_.next_time();
+      if (give_up_after_ != nullptr && now > give_up_after_->load(std::memory_order_relaxed)) {
+        AllGatherTrace abandoned;
+        abandoned.abandoned = true;
+        return abandoned;
+      }
       ++event;
       ++stamp_;
       arrived_links_.clear();
@@ -526,6 +533,7 @@ class Engine {
   }
 
   const std::function<void(double)>& progress_;
+  const std::atomic<Tick>* give_up_after_;
   const Topology& topology_;
   const Adjacency adjacency_;
   const SynthPolicy policy_;
@@ -574,8 +582,8 @@ std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
 }
 
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
-                              const std::function<void(double)>& progress) {
-  Engine engine(problem, policy, seed, progress);
+                              const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after) {
+  Engine engine(problem, policy, seed, progress, give_up_after);
   return engine.run();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The TEN greedy all-gather engine on a switch-free topology. Private to src/synth.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,6 +69,7 @@ struct AllGatherTrace {
   std::vector<Tick> link_ticks;    ///< time of one chunk on each link
   std::uint32_t chunk_count = 0;
   Tick finish = 0;                 ///< when the last member got its last chunk
+  bool abandoned = false;          ///< stopped early: it could no longer win (nothing else is set)
 
   Tick start_of(const MatchedTransfer& transfer) const { return event_times[transfer.event]; }
   /// The event at which a transfer ends.
@@ -84,8 +86,11 @@ struct AllGatherProblem {
 
 /// Runs the matching until every member holds every chunk. Transfers to non-members that are
 /// never forwarded are pruned from the trace. `progress`, when set, is told every few thousand
-/// events the fraction of the deliveries members need that have been matched.
+/// events the fraction of the deliveries members need that have been matched. `give_up_after`,
+/// when set, is a time another candidate already achieves: once this run's clock passes it, the
+/// run is abandoned (it could only finish later).
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
-                              const std::function<void(double)>& progress = {});
+                              const std::function<void(double)>& progress = {},
+                              const std::atomic<Tick>* give_up_after = nullptr);
 
 }  // namespace tenet::synth

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -38,6 +39,7 @@ struct Outcome {
   std::optional<synth::AllGatherTrace> reduce_scatter;  ///< on the transpose
   std::optional<synth::AllGatherTrace> all_gather;
   synth::Tick total = 0;
+  bool abandoned = false;  ///< a phase stopped early: it could not have won
 };
 
 }  // namespace
@@ -75,10 +77,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   } else {
     std::vector<std::uint32_t> wanted(std::begin(kDefaultDegrees), std::end(kDefaultDegrees));
     if (options.unwind_degree != 0) wanted = {options.unwind_degree};
+    std::vector<std::string> seen;
     for (std::uint32_t degree : wanted) {
       Topology candidate = unwind_switches(topology, static_cast<int>(degree), true);
-      // Degrees past a switch group's size are capped by unwinding and repeat an earlier one.
-      if (!unwound.empty() && candidate.link_count() == unwound.back().link_count() && options.unwind_degree == 0) break;
+      // Degrees past a switch group's size are capped by unwinding and may repeat an earlier
+      // one; equal link counts alone do not make equal networks (bandwidth splits differ).
+      std::string fingerprint = candidate.fingerprint();
+      if (std::find(seen.begin(), seen.end(), fingerprint) != seen.end()) continue;
+      seen.push_back(std::move(fingerprint));
       degrees.push_back(degree);
       unwound.push_back(std::move(candidate));
     }
@@ -121,29 +127,41 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       options.progress(sum / static_cast<double>(tasks));
     };
   };
+  // Branch and bound: a candidate whose run passes the best total already finished can only end
+  // later, so it stops there. Which candidates stop depends on timing, but a stopped one can
+  // never be the winner (its total would exceed another's), so the result does not.
+  std::atomic<synth::Tick> best_total{std::numeric_limits<synth::Tick>::max()};
+  std::vector<std::atomic<std::size_t>> phases_left(candidates.size());
+  for (std::atomic<std::size_t>& left : phases_left) left.store(phases_per_candidate);
   tbb::parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
     const std::function<void(double)> progress = options.progress ? std::function<void(double)>(progress_of(task))
                                                                   : std::function<void(double)>();
-    const Candidate& candidate = candidates[task / phases_per_candidate];
-    Outcome& outcome = outcomes[task / phases_per_candidate];
+    const std::size_t index = task / phases_per_candidate;
+    const Candidate& candidate = candidates[index];
+    Outcome& outcome = outcomes[index];
     const bool reduce = reduce_phase && task % phases_per_candidate == 0;
-    if (reduce) {
-      synth::AllGatherProblem problem{candidate.transposed, members, collective.chunks_per_npu, chunk_bytes,
-                                       options.log_block_bits};
-      outcome.reduce_scatter = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 1), progress);
-    } else {
-      synth::AllGatherProblem problem{candidate.topology, members, collective.chunks_per_npu, chunk_bytes,
-                                       options.log_block_bits};
-      outcome.all_gather = synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, 2), progress);
+    const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology, members,
+                                          collective.chunks_per_npu, chunk_bytes, options.log_block_bits};
+    synth::AllGatherTrace trace =
+        synth::run_all_gather(problem, options.policy, mix_seed(candidate.seed, reduce ? 1 : 2), progress, &best_total);
+    done[task].store(1.0, std::memory_order_relaxed);
+    (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
+    if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // The last phase of this candidate to finish sees the other's trace (acq_rel above).
+    for (const std::optional<synth::AllGatherTrace>* phase : {&outcome.reduce_scatter, &outcome.all_gather}) {
+      if (!*phase) continue;
+      outcome.abandoned = outcome.abandoned || (*phase)->abandoned;
+      outcome.total += (*phase)->finish;
+    }
+    if (outcome.abandoned) return;
+    synth::Tick best = best_total.load(std::memory_order_relaxed);
+    while (outcome.total < best && !best_total.compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
     }
   });
-  for (Outcome& outcome : outcomes) {
-    if (outcome.reduce_scatter) outcome.total += outcome.reduce_scatter->finish;
-    if (outcome.all_gather) outcome.total += outcome.all_gather->finish;
-  }
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < outcomes.size(); ++i) {
-    if (outcomes[i].total < outcomes[best].total) best = i;
+  std::size_t best = outcomes.size();
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].abandoned) continue;
+    if (best == outcomes.size() || outcomes[i].total < outcomes[best].total) best = i;
   }
 
   const Candidate& winner = candidates[best];

@@ -31,3 +31,11 @@ tenet_cli_test(verify_other_topology EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4
   STDERR "rfs-allreduce.json")
 tenet_cli_test(verify_xml EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json algo.xml
   STDERR "algo.xml: cannot open")
+# On switches the planned time holds on the unwound links; the real network's is simulated beside it.
+tenet_cli_test(synth_switch_simulated EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 1MiB
+  STDOUT "on the switches")
+tenet_cli_test(synth_switch_simulated_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 1MiB --json
+  STDOUT "\"simulated_time_us\": ")
+# Every degree is tried: on one 8-NPU switch the densest unwinding wins.
+tenet_cli_test(synth_switch_degrees EXIT 0 ARGS synth -t ${TOPOLOGIES}/switch-8.json -c allreduce --size 64MiB --json
+  STDOUT "\"unwind_degree\": 8")
