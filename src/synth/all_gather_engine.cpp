@@ -327,18 +327,26 @@ class Engine {
 
   /// The paper's order: every chunk v still wants, shuffled; each goes to the cheapest free
   /// in-link whose source holds it (links are pre-sorted cheapest first, random among equals).
+  /// Only chunks some free link's source holds can be placed, and a uniformly random order of all
+  /// wanted chunks restricted to those is a uniformly random order of them: so only those are
+  /// listed, and shuffled lazily, as far as the links last.
   void match_by_postcondition(NodeId v, std::uint32_t event, Rng& rng, Scratch& scratch) {
     scratch.wanted.clear();
     const std::size_t base = static_cast<std::size_t>(v) * words_;
     for (std::size_t w = 0; w < words_; ++w) {
-      for (std::uint64_t bits = ~have_[base + w]; bits != 0; bits &= bits - 1) {
+      std::uint64_t offered = 0;
+      for (const FreeLink& free : scratch.free_links) {
+        offered |= holds_[static_cast<std::size_t>(topology_.link(free.link).src) * words_ + w];
+      }
+      for (std::uint64_t bits = offered & ~have_[base + w]; bits != 0; bits &= bits - 1) {
         scratch.wanted.push_back(static_cast<ChunkId>(w * 64 + std::countr_zero(bits)));
       }
     }
-    for (std::size_t i = scratch.wanted.size(); i > 1; --i) std::swap(scratch.wanted[i - 1], scratch.wanted[rng.below(i)]);
     std::size_t unassigned = scratch.free_links.size();
-    for (ChunkId chunk : scratch.wanted) {
-      if (unassigned == 0) break;
+    const std::size_t count = scratch.wanted.size();
+    for (std::size_t i = 0; i < count && unassigned > 0; ++i) {
+      std::swap(scratch.wanted[i], scratch.wanted[i + rng.below(count - i)]);
+      const ChunkId chunk = scratch.wanted[i];
       for (FreeLink& free : scratch.free_links) {
         if (free.link == kNoLink || !test_bit(holds_, topology_.link(free.link).src, chunk)) continue;
         record(v, free.link, chunk, event);

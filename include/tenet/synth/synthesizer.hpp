@@ -21,7 +21,8 @@ namespace tenet {
 enum class SynthPolicy {
   /// tenet's default: a destination's free in-links are served cheapest first, and each takes,
   /// among a sample of the chunks its source can offer, the one fewest other in-neighbours hold
-  /// (a chunk only this link can deliver goes first; a common one can come any way later).
+  /// (a chunk only this link can deliver goes first; a common one can come any way later). On
+  /// switched networks the paper's rule is also tried on the densest unwinding.
   kTenet,
   /// The paper's rule: unsatisfied (NPU, chunk) postconditions in random order, each matched to
   /// the cheapest free in-link whose source holds the chunk (ties random).
@@ -53,6 +54,7 @@ struct SynthResult {
   Topology synthesis_topology;
   std::uint32_t unwind_degree = 0;   ///< 0 when the topology had no switches
   std::uint64_t seed = 0;            ///< the seed whose schedule won
+  SynthPolicy policy = SynthPolicy::kTenet;  ///< the matching rule whose schedule won
   double time_us = 0.0;              ///< collective time as planned
 };
 
