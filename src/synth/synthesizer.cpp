@@ -104,9 +104,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   // tenet's rule weighs each link's choice against faster paths, which serves sparse unwindings
   // best; with many parallel slices of a switch port the paper's chunk-first order keeps more of
-  // them busy (the 1,024-NPU ring-fc-switch: 760 us against 895 us at degree 8). So the default
-  // also runs the paper's rule once, on the densest unwinding, and keeps whichever is faster.
-  if (options.policy == SynthPolicy::kTenet && options.unwind_degree == 0 && degrees.size() > 1) {
+  // them busy (the 1,024-NPU ring-fc-switch: 760 us against 895 us at degree 8), and on small
+  // switch groups it can win outright. So on switched networks the default also runs the paper's
+  // rule once, on the densest unwinding tried, and keeps whichever is faster.
+  if (options.policy == SynthPolicy::kTenet && topology.switch_count() > 0) {
     candidates.push_back({degrees.back(), options.seed, SynthPolicy::kTacos, &unwound.back(),
                           transposed.empty() ? nullptr : &transposed.back()});
   }

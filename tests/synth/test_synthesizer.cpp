@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <tbb/global_control.h>
 
 #include "tenet/common/units.hpp"
@@ -141,6 +143,27 @@ TEST_CASE("the schedule does not depend on how the matching log is cut into bloc
       require_verified(cut);
       CHECK(schedule_to_text(cut.schedule, mesh) == schedule_to_text(whole.schedule, mesh));
     }
+  }
+}
+
+TEST_CASE("on switches the default keeps the best of every degree and of the paper's rule on the densest", "[synth]") {
+  for (const char* name : {"two-level-switch-8x4", "ring-fc-switch-2x4x2", "switch-8", "fat-tree-8x4"}) {
+    const Topology topology = shipped(name);
+    const Collective collective = make_collective(CollectiveKind::kAllReduce, 1 << 20, 1);
+    const SynthResult chosen = synthesize(topology, collective, {});
+    require_verified(chosen);
+    INFO(name << " chose degree " << chosen.unwind_degree);
+    double best = std::numeric_limits<double>::infinity();
+    for (std::uint32_t degree : {1u, 2u, 3u, 4u, 6u, 8u}) {
+      SynthOptions forced;
+      forced.unwind_degree = degree;
+      best = std::min(best, synthesize(topology, collective, forced).time_us);
+    }
+    SynthOptions paper;
+    paper.policy = SynthPolicy::kTacos;
+    paper.unwind_degree = 8;  // capped to the densest unwinding the switches allow
+    best = std::min(best, synthesize(topology, collective, paper).time_us);
+    CHECK(chosen.time_us == best);
   }
 }
 
