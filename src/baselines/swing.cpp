@@ -323,18 +323,24 @@ void note_odd(ScheduleBuilder& builder, const std::vector<std::uint32_t>& dims) 
   }
 }
 
-}  // namespace
-
-BaselineResult generate_swing(const Topology& topology, const Collective& collective) {
+/// Swing's bandwidth- or latency-optimal plan, emitted as the collective asked for.
+BaselineResult swing_schedule(const Topology& topology, const Collective& collective, const std::string& name,
+                              bool latency_optimal) {
   std::string note;
-  const std::vector<std::uint32_t> dims = swing_dims(topology, collective, "swing", note);
-  ScheduleBuilder builder(topology, collective, "swing", part_count(dims));
+  const std::vector<std::uint32_t> dims = swing_dims(topology, collective, name, note);
+  ScheduleBuilder builder(topology, collective, name, part_count(dims));
   if (!note.empty()) builder.note(note);
   note_odd(builder, dims);
-  const StepPlan plan = swing_plan(dims, false);
+  const StepPlan plan = swing_plan(dims, latency_optimal);
   StepEmitter emitter(builder, part_count(dims));
   emitter.emit_collective(plan, collective.kind, false);
   return builder.finish();
+}
+
+}  // namespace
+
+BaselineResult generate_swing(const Topology& topology, const Collective& collective) {
+  return swing_schedule(topology, collective, "swing", false);
 }
 
 BaselineResult generate_swing_latency(const Topology& topology, const Collective& collective) {
@@ -347,15 +353,7 @@ BaselineResult generate_swing_latency(const Topology& topology, const Collective
         "the schedule IR has one accumulator per NPU and chunk (use swing)";
     return not_applicable(reason);
   }
-  std::string note;
-  const std::vector<std::uint32_t> dims = swing_dims(topology, collective, "swing-latency", note);
-  ScheduleBuilder builder(topology, collective, "swing-latency", part_count(dims));
-  if (!note.empty()) builder.note(note);
-  note_odd(builder, dims);
-  const StepPlan plan = swing_plan(dims, true);
-  StepEmitter emitter(builder, part_count(dims));
-  emitter.emit(plan, TransferKind::kCopy, true);
-  return builder.finish();
+  return swing_schedule(topology, collective, "swing-latency", true);
 }
 
 }  // namespace tenet::baselines

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "../support/collectives.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/baselines/ring.hpp"
 #include "tenet/common/error.hpp"
@@ -19,6 +20,7 @@
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
 
@@ -27,20 +29,6 @@ constexpr double kBandwidth = 50e3; // bytes per us (50 GB/s), the generators' d
 
 Topology generated(const nlohmann::json& generator) { return generate_topology(generator, LinkDefaults{}, "t", ""); }
 
-Topology shipped(const std::string& name) {
-  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
-}
-
-Collective make_collective(CollectiveKind kind, std::uint64_t size, std::vector<NodeId> members = {}) {
-  Collective collective;
-  collective.kind = kind;
-  collective.size_bytes = size;
-  collective.members = std::move(members);
-  return collective;
-}
-
-constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                                        CollectiveKind::kAllReduce};
 const std::vector<std::string> kMine = {"ring", "direct", "rhd"};
 
 /// Generates and verifies; returns the schedule.
@@ -60,7 +48,7 @@ Schedule verified(const std::string& name, const Topology& topology, const Colle
 
 void verify_all(const Topology& topology, std::vector<NodeId> members = {}) {
   for (const std::string& name : kMine) {
-    for (CollectiveKind kind : kAllKinds) verified(name, topology, make_collective(kind, 1 << 20, members));
+    for (CollectiveKind kind : kAllKinds) verified(name, topology, make_collective(kind, 1 << 20, 1, members));
   }
 }
 
@@ -112,7 +100,7 @@ TEST_CASE("baselines: the registry lists ring, direct, rhd first and refuses unk
 TEST_CASE("baselines: one member is not applicable, with a reason", "[baselines]") {
   const Topology ring = generated({{"kind", "ring"}, {"npus", 4}});
   for (const std::string& name : kMine) {
-    const BaselineResult result = generate_baseline(name, ring, make_collective(CollectiveKind::kAllReduce, 1024, {2}));
+    const BaselineResult result = generate_baseline(name, ring, make_collective(CollectiveKind::kAllReduce, 1024, 1, {2}));
     CHECK_FALSE(result.applicable);
     CHECK_THAT(result.reason, Catch::Contains("at least 2"));
   }
@@ -156,8 +144,8 @@ TEST_CASE("baselines: rhd verifies for every member count 2..13", "[baselines]")
     std::sort(spread.begin(), spread.end());
     for (CollectiveKind kind : kAllKinds) {
       for (std::uint64_t size : {std::uint64_t{1} << 20, std::uint64_t{1000003}}) {
-        const Schedule schedule = verified("rhd", fc, make_collective(kind, size, members));
-        verified("rhd", torus, make_collective(kind, size, spread));
+        const Schedule schedule = verified("rhd", fc, make_collective(kind, size, 1, members));
+        verified("rhd", torus, make_collective(kind, size, 1, spread));
         // Steps: log2 p' a phase, plus the fold and unfold when p is not a power of two.
         const int phases = kind == CollectiveKind::kAllReduce ? 2 : 1;
         const bool folded = !std::has_single_bit(p);
@@ -199,7 +187,7 @@ TEST_CASE("baselines: ring closed forms (Swing Sec. 2.3.1)", "[baselines]") {
   }
   SECTION("two members form one unidirectional ring") {
     const Topology fc = generated({{"kind", "fully_connected"}, {"npus", 4}});
-    const Schedule rs = verified("ring", fc, make_collective(CollectiveKind::kReduceScatter, n, {1, 3}));
+    const Schedule rs = verified("ring", fc, make_collective(CollectiveKind::kReduceScatter, n, 1, {1, 3}));
     CHECK(rs.chunks_per_member() == 1);
     CHECK(rs.planned_time_us() == Approx(kAlpha + n / (2 * kBandwidth)).epsilon(1e-9));
   }

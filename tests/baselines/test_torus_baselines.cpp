@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "../support/collectives.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/baselines/bucket.hpp"
 #include "tenet/baselines/circulant.hpp"
@@ -20,6 +21,7 @@
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
 
@@ -28,17 +30,6 @@ constexpr double kBandwidth = 50e3;  // bytes per us (50 GB/s), the generators' 
 
 Topology generated(const nlohmann::json& generator) { return generate_topology(generator, LinkDefaults{}, "t", ""); }
 Topology torus(std::vector<int> dims) { return generated({{"kind", "torus"}, {"dims", dims}}); }
-
-Collective make_collective(CollectiveKind kind, std::uint64_t size, std::vector<NodeId> members = {}) {
-  Collective collective;
-  collective.kind = kind;
-  collective.size_bytes = size;
-  collective.members = std::move(members);
-  return collective;
-}
-
-constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                                        CollectiveKind::kAllReduce};
 
 /// Generates and verifies; returns the result (the schedule only when applicable).
 BaselineResult checked(const std::string& name, const Topology& topology, const Collective& collective) {
@@ -357,7 +348,7 @@ TEST_CASE("torus baselines on sub-collectives", "[baselines_torus]") {
   const Topology topology = torus({4, 4});
   const std::vector<NodeId> members{0, 1, 2, 5, 6, 9, 10, 15};
   for (CollectiveKind kind : kAllKinds) {
-    const Collective collective = make_collective(kind, 1 << 16, members);
+    const Collective collective = make_collective(kind, 1 << 16, 1, members);
     const BaselineResult swing = checked("swing", topology, collective);
     REQUIRE(swing.applicable);
     CHECK(swing.schedule.notes.front().find("sub-collective: logical 1D") != std::string::npos);

@@ -4,6 +4,7 @@
 
 #include <tbb/global_control.h>
 
+#include "../support/collectives.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -12,22 +13,9 @@
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
-
-Topology shipped(const std::string& name) {
-  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
-}
-
-Collective make_collective(CollectiveKind kind, std::uint64_t size, std::uint32_t chunks,
-                           std::vector<NodeId> members = {}) {
-  Collective collective;
-  collective.kind = kind;
-  collective.size_bytes = size;
-  collective.chunks_per_npu = chunks;
-  collective.members = std::move(members);
-  return collective;
-}
 
 /// Time of one chunk on a link of the shipped 50 GB/s, 0.5 us topologies.
 double link_time(double chunk_bytes) { return link_time_us(chunk_bytes, 0.5, 50.0); }
@@ -40,8 +28,6 @@ void require_verified(const SynthResult& result) {
   CHECK(result.schedule.planned_time_us() == Approx(result.time_us).epsilon(1e-9));
 }
 
-constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                                        CollectiveKind::kAllReduce};
 
 }  // namespace
 

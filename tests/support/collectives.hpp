@@ -1,0 +1,30 @@
+#pragma once
+// Shared by the tests: shipped topologies and collectives in one line.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tenet/collective.hpp"
+#include "tenet/topology/topology_json.hpp"
+
+namespace tenet::testing {
+
+inline Topology shipped(const std::string& name) {
+  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
+}
+
+inline Collective make_collective(CollectiveKind kind, std::uint64_t size, std::uint32_t chunks = 1,
+                                  std::vector<NodeId> members = {}) {
+  Collective collective;
+  collective.kind = kind;
+  collective.size_bytes = size;
+  collective.chunks_per_npu = chunks;
+  collective.members = std::move(members);
+  return collective;
+}
+
+constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                        CollectiveKind::kAllReduce};
+
+}  // namespace tenet::testing
