@@ -9,9 +9,13 @@
 //
 // Parallelism without nondeterminism. Link u->v only feeds v, so destinations never compete:
 // within one event every dirty destination is matched independently against state frozen at the
-// event (what every NPU holds), writing only its own in-flight bits and in-link slots. Each draws
-// its randomness from (seed, event, destination). Results are merged in destination order, so the
-// schedule is byte-identical for any thread count.
+// event (what every NPU holds and awaits), writing only its own block of match slots and its
+// in-links' idle flags. Its own choices of this event are kept in per-thread scratch, and the
+// held-or-awaited bits are written only when the matches are merged, sequentially, in destination
+// order: a destination reads other NPUs' bits (the "faster path" rule), so writing them during the
+// parallel phase would be a data race and make schedules depend on thread timing. Each destination
+// draws its randomness from (seed, event, destination), so the schedule is byte-identical for any
+// thread count.
 //
 // Cost. Per NPU two bitsets over chunks (held; held or on the way), so memory is 2 * NPUs * chunks
 // bits plus the transfers themselves (16 bytes each). Each forward's dependency (the transfer that
@@ -63,6 +67,8 @@ struct FreeLink {
 struct Scratch {
   std::vector<FreeLink> free_links;
   std::vector<ChunkId> wanted;
+  /// Chunks the destination being matched took at this event: not in its bits until the merge.
+  std::vector<ChunkId> taken;
 };
 
 class Engine {
@@ -115,13 +121,23 @@ class Engine {
       double us = link_time_us(problem.chunk_bytes, link.latency_us, link.bandwidth_GBps);
       link_ticks_[id] = std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
     }
+    tier_ticks_ = link_ticks_;
+    std::sort(tier_ticks_.begin(), tier_ticks_.end());
+    tier_ticks_.erase(std::unique(tier_ticks_.begin(), tier_ticks_.end()), tier_ticks_.end());
     find_faster_sources();
+    tier_reads_others_.assign(tier_ticks_.size(), 0);
+    for (LinkId id = 0; id < topology_.link_count(); ++id) {
+      if (faster_offsets_[id + 1] == faster_offsets_[id]) continue;
+      const auto tier = std::lower_bound(tier_ticks_.begin(), tier_ticks_.end(), link_ticks_[id]) - tier_ticks_.begin();
+      tier_reads_others_[static_cast<std::size_t>(tier)] = 1;
+    }
     link_free_at_.assign(topology_.link_count(), 0);
     link_inflight_.assign(topology_.link_count(), kNotDelivered);
     arrivals_.init(link_ticks_);
     gained_.assign(nodes_, 0);
     link_idle_.assign(topology_.link_count(), 0);
     match_count_.assign(nodes_, 0);
+    merged_count_.assign(nodes_, 0);
     match_slots_.resize(topology_.link_count());
     dirty_stamp_.assign(nodes_, 0);
   }
@@ -262,14 +278,39 @@ class Engine {
     dirty_.push_back(v);
   }
 
+  /// Matches every dirty destination at `now`. tenet's rule goes tier by tier, fastest links
+  /// first, merging each tier before the next: a slow link then sees what its destination's
+  /// faster neighbours were given at this same event (the "faster path" rule), and the state each
+  /// tier reads is frozen while it runs.
   void match_all(std::uint32_t event, Tick now) {
     std::sort(dirty_.begin(), dirty_.end());
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 16), [&](const auto& range) {
-      Scratch& scratch = scratch_.local();
-      for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, scratch);
-    });
+    for (NodeId v : dirty_) match_count_[v] = 0;
+    const std::size_t tiers = policy_ == SynthPolicy::kTacos ? 1 : tier_ticks_.size();
+    auto merge = [&](NodeId v) {
+      const std::uint32_t base = adjacency_.in_offsets[v];
+      for (std::uint32_t k = merged_count_[v]; k < match_count_[v]; ++k) mark_awaited(v, match_slots_[base + k].chunk);
+      merged_count_[v] = match_count_[v];
+    };
+    for (std::size_t tier = 0; tier < tiers; ++tier) {
+      if (policy_ == SynthPolicy::kTenet && tier_reads_others_[tier]) {
+        // Destination by destination, each seeing what the ones before it took: a group-mate
+        // that just took a chunk over its own slow link is a faster path for this one.
+        Scratch& scratch = scratch_.local();
+        for (NodeId v : dirty_) {
+          match_destination(v, event, tier, scratch);
+          merge(v);
+        }
+        continue;
+      }
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 16), [&](const auto& range) {
+        Scratch& scratch = scratch_.local();
+        for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, tier, scratch);
+      });
+      for (NodeId v : dirty_) merge(v);
+    }
     for (NodeId v : dirty_) {
       const std::uint32_t base = adjacency_.in_offsets[v];
+      merged_count_[v] = 0;
       for (std::uint32_t k = 0; k < match_count_[v]; ++k) {
         const MatchedTransfer& match = match_slots_[base + k];
         const Tick end = now + link_ticks_[match.link];
@@ -282,15 +323,18 @@ class Engine {
     dirty_.clear();
   }
 
-  /// Matches v's free in-links at `now`. Writes only v's have-bits, v's in-links' idle flags and
-  /// v's block of match slots.
-  void match_destination(NodeId v, std::uint32_t event, Scratch& scratch) {
-    match_count_[v] = 0;
+  /// Matches v's free in-links of one tier (every free in-link under the paper's rule) at `now`.
+  /// Writes only v's in-links' idle flags and v's block of match slots; reads every NPU's bits,
+  /// which nobody writes until the tier is merged.
+  void match_destination(NodeId v, std::uint32_t event, std::size_t tier, Scratch& scratch) {
     scratch.free_links.clear();
-    Rng rng(mix_seed(mix_seed(seed_, event), v));
+    scratch.taken.clear();
+    Rng rng(mix_seed(mix_seed(mix_seed(seed_, event), v), tier));
     const Tick now = event_times_[event];
+    const bool every_tier = policy_ == SynthPolicy::kTacos;
     for (LinkId id : adjacency_.in(v)) {
-      if (link_free_at_[id] <= now) scratch.free_links.push_back({id, link_ticks_[id], rng.next()});
+      if (link_free_at_[id] > now || (!every_tier && link_ticks_[id] != tier_ticks_[tier])) continue;
+      scratch.free_links.push_back({id, link_ticks_[id], rng.next()});
     }
     if (scratch.free_links.empty()) return;
     if (have_count_[v] == chunks_) {
@@ -304,25 +348,32 @@ class Engine {
       match_by_postcondition(v, event, rng, scratch);
     } else {
       for (const FreeLink& free : scratch.free_links) {
-        const ChunkId chunk = have_count_[v] == chunks_ ? kNoChunk : best_offer(free.link, v, rng);
+        const bool complete = have_count_[v] + scratch.taken.size() == chunks_;
+        const ChunkId chunk = complete ? kNoChunk : best_offer(free.link, v, scratch.taken, rng);
         if (chunk == kNoChunk) {
           link_idle_[free.link] = 1;
           continue;
         }
+        scratch.taken.push_back(chunk);
         record(v, free.link, chunk, event);
       }
     }
   }
 
+  /// Called in the parallel phase: touches only v's slots and v's in-link's idle flag.
   void record(NodeId v, LinkId link, ChunkId chunk, std::uint32_t event) {
+    link_idle_[link] = 0;
+    match_slots_[adjacency_.in_offsets[v] + match_count_[v]++] = {event, link, chunk, kNotDelivered};
+  }
+
+  /// Called in the sequential merge: v now awaits `chunk`.
+  void mark_awaited(NodeId v, ChunkId chunk) {
     set_bit(have_, v, chunk);
     if (have_[static_cast<std::size_t>(v) * words_ + word_of(chunk)] == ~std::uint64_t{0}) {
       want_words_[static_cast<std::size_t>(v) * summary_words_ + word_of(chunk) / 64] &=
           ~(std::uint64_t{1} << (word_of(chunk) % 64));
     }
     ++have_count_[v];
-    link_idle_[link] = 0;
-    match_slots_[adjacency_.in_offsets[v] + match_count_[v]++] = {event, link, chunk, kNotDelivered};
   }
 
   /// The paper's order: every chunk v still wants, shuffled; each goes to the cheapest free
@@ -409,7 +460,7 @@ class Engine {
   /// this link would race a quicker delivery), then the ones the fewest of v's other in-neighbours
   /// hold. A link whose every candidate is beaten by a faster path stays idle until its source
   /// receives something new.
-  ChunkId best_offer(LinkId link, NodeId v, Rng& rng) {
+  ChunkId best_offer(LinkId link, NodeId v, std::span<const ChunkId> taken, Rng& rng) {
     const NodeId u = topology_.link(link).src;
     const std::span<const NodeId> faster(faster_sources_.data() + faster_offsets_[link],
                                          faster_sources_.data() + faster_offsets_[link + 1]);
@@ -431,6 +482,7 @@ class Engine {
         if (sampled >= kRaritySample || examined >= kExamineBudget) return true;
         const unsigned bit = (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64;
         const ChunkId chunk = static_cast<ChunkId>(w * 64 + bit);
+        if (std::find(taken.begin(), taken.end(), chunk) != taken.end()) continue;
         ++examined;
         bool beaten = false;
         for (NodeId x : faster) beaten = beaten || test_bit(have_, x, chunk);
@@ -569,6 +621,9 @@ class Engine {
   std::vector<std::uint32_t> dirty_stamp_;
   std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> match_count_;        ///< per destination, this event
+  std::vector<std::uint32_t> merged_count_;       ///< per destination, matches of earlier tiers merged
+  std::vector<Tick> tier_ticks_;                  ///< the distinct link times, ascending
+  std::vector<char> tier_reads_others_;           ///< per tier: some link has faster sources
   std::vector<MatchedTransfer> match_slots_;      ///< per destination, a block of in-degree slots
   tbb::enumerable_thread_specific<Scratch> scratch_;
 
