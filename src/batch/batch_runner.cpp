@@ -1,18 +1,15 @@
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <mutex>
 
 #include <tbb/parallel_for.h>
 
-#include "tenet/baselines/baseline.hpp"
 #include "tenet/batch/batch.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/evaluate/evaluate.hpp"
 #include "tenet/sim/bounds.hpp"
-#include "tenet/sim/simulator.hpp"
 #include "tenet/topology/analysis.hpp"
 #include "tenet/topology/transforms.hpp"
-#include "tenet/verify/verifier.hpp"
 
 namespace tenet {
 namespace {
@@ -74,57 +71,32 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   if (outcome.status != "ok") return outcome;
 
   const Diameter diameter = compute_diameter(degraded, collective.members);
-  const double bound = lower_bound(degraded, collective, diameter).total_us;
-  const std::uint32_t participants = static_cast<std::uint32_t>(collective.participants(degraded).size());
+  const LowerBound bound = lower_bound(degraded, collective, diameter);
 
-  const auto started = std::chrono::steady_clock::now();
-  SynthResult result = synthesize(degraded, collective, options.synth);
-  const double synthesis_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  const VerifyResult verdict = verify_schedule(result.synthesis_topology, result.schedule);
-  CollectiveResult& synth = outcome.synth;
-  synth.algorithm = "synth";
-  synth.collective = collective.kind;
-  synth.npus = participants;
-  synth.size_bytes = collective.size_bytes;
-  synth.time_us = result.time_us;
-  synth.lower_bound_us = bound;
-  synth.verified = verdict.ok;
-  synth.synthesis_ms = synthesis_ms;
-  synth.transfers = result.schedule.size();
-  synth.extra = {{"unwind_degree", result.unwind_degree}};
-  if (!verdict.ok) {
-    outcome.status = "synthesized schedule failed verification: " + verdict.error;
+  // The same evaluation as synth and compare: every time is on the degraded network as it runs.
+  Evaluation synthesized = evaluate_synth(degraded, collective, options.synth, bound);
+  outcome.synth = std::move(synthesized.result);
+  const nlohmann::json extra = outcome.synth.extra;
+  outcome.synth.extra = {{"unwind_degree", extra["unwind_degree"]}, {"chunks_per_npu", extra["chunks_per_npu"]},
+                         {"switches", extra["switches"]}};
+  if (!outcome.synth.verified) {
+    outcome.status = "synthesized schedule failed verification: " + synthesized.verify_error;
     return outcome;
   }
-  if (sink) {
-    if (result.unwind_degree != 0) result.schedule.forget_links();
-    sink(outcome, degraded, result.schedule);
-  }
+  if (sink) sink(outcome, degraded, synthesized.schedule);
 
   double best_time = 0.0;
   for (const std::string& name : options.baselines) {
-    CollectiveResult row;
-    row.algorithm = name;
-    row.collective = collective.kind;
-    row.npus = participants;
-    row.size_bytes = collective.size_bytes;
-    row.lower_bound_us = bound;
-    BaselineResult baseline = generate_baseline(name, degraded, collective);
-    if (!baseline.applicable) {
-      row.applicable = false;
-      row.reason = baseline.reason;
-    } else {
-      row.verified = verify_schedule(degraded, baseline.schedule).ok;
-      row.time_us = simulate(degraded, baseline.schedule).time_us;
-      if (row.verified && (outcome.best_baseline.empty() || row.time_us < best_time)) {
-        outcome.best_baseline = name;
-        best_time = row.time_us;
-      }
+    Evaluation baseline = evaluate_baseline(name, degraded, collective, bound, "--baselines");
+    CollectiveResult& row = baseline.result;
+    row.extra = nlohmann::json::object();
+    if (row.applicable && row.verified && (outcome.best_baseline.empty() || row.time_us < best_time)) {
+      outcome.best_baseline = name;
+      best_time = row.time_us;
     }
     outcome.baselines.push_back(std::move(row));
   }
-  if (!outcome.best_baseline.empty()) outcome.speedup_over_best_baseline = best_time / synth.time_us;
+  if (!outcome.best_baseline.empty()) outcome.speedup_over_best_baseline = best_time / outcome.synth.time_us;
   return outcome;
 }
 

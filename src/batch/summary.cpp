@@ -17,7 +17,7 @@ constexpr const char* kFormat = "tenet-batch-summary";
 json identity_json(const BatchIdentity& identity) {
   return {{"topology", identity.topology},         {"topology_fingerprint", identity.fingerprint},
           {"collective", identity.collective},     {"size_bytes", identity.size_bytes},
-          {"chunks_per_npu", identity.chunks_per_npu}, {"seed", identity.seed},
+          {"chunks_per_npu", identity.chunks_per_npu}, {"switches", identity.switches}, {"seed", identity.seed},
           {"policy", identity.policy},             {"scenarios", identity.scenarios},
           {"scenario_count", identity.scenario_count}, {"baselines", identity.baselines}};
 }

@@ -12,7 +12,7 @@
 #include "tenet/io/result.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
-#include "tenet/verify/verifier.hpp"
+#include "tenet/evaluate/evaluate.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -40,13 +40,10 @@ void run_baseline(const BaselineCommandOptions& options) {
   const Collective& collective = loaded.collective;
   const std::vector<NodeId> participants = collective.participants(topology);
 
-  const BaselineResult generated = generate_baseline(options.algorithm, topology, collective, "--algorithm");
-
-  CollectiveResult report;
-  report.algorithm = options.algorithm;
-  report.collective = collective.kind;
-  report.npus = static_cast<std::uint32_t>(participants.size());
-  report.size_bytes = collective.size_bytes;
+  const Diameter diameter = compute_diameter(topology, collective.members);
+  const LowerBound bound = lower_bound(topology, collective, diameter);
+  Evaluation evaluation = evaluate_baseline(options.algorithm, topology, collective, bound);
+  CollectiveResult& report = evaluation.result;
   std::string heading = collective_name(collective.kind);
   heading += " of ";
   heading += format_size(collective.size_bytes);
@@ -56,52 +53,44 @@ void run_baseline(const BaselineCommandOptions& options) {
   heading += std::to_string(participants.size());
   heading += " NPUs";
 
-  if (!generated.applicable) {
+  if (!report.applicable) {
+    // Asked for a file, the user would be left with none (or a stale one): that is an error.
+    if (!options.output.path.empty()) {
+      throw InputError("", "--algorithm", options.algorithm + " does not apply here, so there is nothing to write to " +
+                                              options.output.path + ": " + report.reason);
+    }
     // Not applying is an answer, not an error: say why and succeed.
-    report.applicable = false;
-    report.reason = generated.reason;
     if (options.json) {
       print_json(result_to_json(report));
     } else {
       Table facts({options.algorithm, heading}, false);
-      facts.add_row({"applicable", "no: " + generated.reason});
+      facts.add_row({"applicable", "no: " + report.reason});
       std::cout << facts.render();
     }
     return;
   }
 
-  const Schedule& schedule = generated.schedule;
-  const VerifyResult verdict = verify_schedule(topology, schedule);
-  const Diameter diameter = compute_diameter(topology, collective.members);
-  const LowerBound bound = lower_bound(topology, collective, diameter);
-  report.time_us = schedule.planned_time_us();
-  report.lower_bound_us = bound.total_us;
-  report.verified = verdict.ok;
-  report.transfers = schedule.size();
-  report.extra = {{"time_model", "contention-free planned (alpha-beta)"},
-                  {"chunks_per_member", schedule.chunks_per_member()},
-                  {"topology", topology.name},
-                  {"notes", schedule.notes}};
-  if (!verdict.ok) report.extra["verify_error"] = verdict.error;
-
-  if (verdict.ok && !options.output.path.empty()) write_schedule(options.output, schedule, topology);
+  const Schedule& schedule = evaluation.schedule;
+  const bool verified = report.verified;
+  report.extra["topology"] = topology.name;
+  if (verified && !options.output.path.empty()) write_schedule(options.output, schedule, topology);
 
   if (options.json) {
     print_json(result_to_json(report));
   } else {
     Table facts({options.algorithm, heading}, false);
-    facts.add_row({"planned time", format_time_us(report.time_us) + " (contention-free alpha-beta estimate)"});
+    facts.add_row({"time", format_time_us(report.time_us) + " (simulated: routed over the topology, links shared)"});
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
     facts.add_row({"lower bound", format_time_us(bound.total_us) + " (time / bound " +
                                       fixed(report.time_us / bound.total_us, 3) + ")"});
     facts.add_row({"transfers", std::to_string(schedule.size())});
     for (const std::string& note : schedule.notes) facts.add_row({"note", note});
-    facts.add_row({"verified", verdict.ok ? "yes" : "NO: " + verdict.error});
-    if (verdict.ok && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
+    facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});
+    if (verified && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
     std::cout << facts.render();
   }
   // A baseline that fails verification is a bug in tenet: say so through the exit code too.
-  if (!verdict.ok) throw Exit{static_cast<int>(ExitStatus::kFailure)};
+  if (!verified) throw Exit{static_cast<int>(ExitStatus::kFailure)};
 }
 
 }  // namespace
@@ -112,7 +101,7 @@ void register_baseline_command(CLI::App& app) {
   description += algorithm_list();
   description +=
       ") on a topology, verify it,\n"
-      "print its contention-free planned time, and write the schedule (-o schedule.json or -o algo.xml)";
+      "simulate it on the topology, and write the schedule (-o schedule.json or -o algo.xml)";
   CLI::App* baseline = app.add_subcommand("baseline", description);
   add_collective_options(baseline, options->collective, false);
   std::string algorithm_help = "The baseline: ";

@@ -23,9 +23,11 @@ namespace {
 struct BatchCommandOptions {
   CollectiveOptions collective;
   std::string scenarios;
-  std::string baselines = "ring,direct";
+  std::string baselines = "all";
   std::uint64_t seed = 1;
   std::string policy = "tenet";
+  std::string switches = "auto";
+  std::uint32_t unwind_degree = 0;
   std::string shard = "0/1";
   std::string out_dir;
   bool xml = false;
@@ -120,9 +122,10 @@ void run_batch_command(const BatchCommandOptions& options) {
   BatchOptions batch;
   parse_shard(options.shard, "--shard", batch.shard_index, batch.shard_count);
   batch.baselines = parse_baseline_list(options.baselines);
+  const LoadedCollective loaded = load_collective(options.collective);
+  batch.synth = synth_options_for(loaded, options.switches, options.unwind_degree);
   batch.synth.seed = options.seed;
   batch.synth.policy = parse_synth_policy(options.policy, "--policy");
-  const LoadedCollective loaded = load_collective(options.collective);
   if (!loaded.collective.members.empty()) {
     throw InputError("", "--members", "batch takes members per scenario, in a scenarios .json file");
   }
@@ -161,7 +164,8 @@ void run_batch_command(const BatchCommandOptions& options) {
   identity.fingerprint = healthy.fingerprint();
   identity.collective = collective_name(batch.collective.kind);
   identity.size_bytes = batch.collective.size_bytes;
-  identity.chunks_per_npu = batch.collective.chunks_per_npu;
+  identity.chunks_per_npu = loaded.auto_chunks ? "auto" : std::to_string(batch.collective.chunks_per_npu);
+  identity.switches = options.switches;
   identity.seed = options.seed;
   identity.policy = options.policy;
   identity.scenarios = options.scenarios;
@@ -219,11 +223,12 @@ void register_batch_command(CLI::App& app) {
   batch->add_option("-t,--topology", options->collective.topology, "Healthy topology file (JSON)");
   batch->add_option("-c,--collective", options->collective.collective, "allgather, reducescatter or allreduce (default allreduce)");
   batch->add_option("--size", options->collective.size, "Collective size n, e.g. 64MiB (default 64MiB)");
-  batch->add_option("--chunks-per-npu", options->collective.chunks_per_npu, "Chunks per NPU (default 1)")
-      ->check(CLI::Range(1u, 1u << 16));
+  batch->add_option("--chunks-per-npu", options->collective.chunks_per_npu,
+                    "Chunks per NPU: auto (default: the fastest of 1, 2, 4, 8) or 1 to 65536");
   batch->add_option("--scenarios", options->scenarios,
                     "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
-  batch->add_option("--baselines", options->baselines, "Baselines simulated per scenario: a list, all or none (default ring,direct)");
+  batch->add_option("--baselines", options->baselines, "Baselines simulated per scenario: a list, all (default) or none");
+  add_switch_options(batch, options->switches, options->unwind_degree);
   batch->add_option("--seed", options->seed, "Synthesis seed (default 1)");
   batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
   batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");

@@ -63,19 +63,61 @@ void add_collective_options(CLI::App* command, CollectiveOptions& options, bool 
   command->add_option("--members", options.members,
                       "Run a sub-collective among these NPUs (file ids), e.g. 0-3,8; the others only forward");
   if (chunks) {
-    command->add_option("--chunks-per-npu", options.chunks_per_npu, "Chunks each NPU's block is cut into (default 1)")
-        ->check(CLI::Range(1u, 1u << 16));
+    command->add_option("--chunks-per-npu", options.chunks_per_npu,
+                        "Chunks each NPU's block is cut into: auto (default: the fastest of 1, 2, 4, 8) or 1 to 65536");
   }
+}
+
+void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t& unwind_degree) {
+  command->add_option("--switches", switches,
+                      "How switches are planned on: auto (default: switch-native plans, and unwound ones small enough\n"
+                      "to score, the fastest on the real switches wins), native (on the physical links only) or unwind\n"
+                      "(the TACOS paper's point-to-point unwinding, for comparison)");
+  command->add_option("--unwind-degree", unwind_degree,
+                      "With --switches unwind: the unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
+      ->check(CLI::Range(0u, 4096u));
+}
+
+SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches, std::uint32_t unwind_degree) {
+  SynthOptions options;
+  options.auto_chunks = loaded.auto_chunks;
+  if (switches == "auto") {
+    options.switches = SwitchPlanning::kAuto;
+  } else if (switches == "native") {
+    options.switches = SwitchPlanning::kNative;
+  } else if (switches == "unwind") {
+    options.switches = SwitchPlanning::kUnwind;
+  } else {
+    std::string message = "unknown switch planning '" + switches + "'";
+    const std::string suggestion = closest_match(switches, {"auto", "native", "unwind"});
+    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    throw InputError("", "--switches", message + "; expected auto (the default), native or unwind");
+  }
+  if (unwind_degree != 0 && options.switches != SwitchPlanning::kUnwind) {
+    throw InputError("", "--unwind-degree", "applies to --switches unwind only");
+  }
+  options.unwind_degree = unwind_degree;
+  return options;
 }
 
 LoadedCollective load_collective(const CollectiveOptions& options) {
   Collective collective;
   collective.kind = parse_collective(options.collective, "--collective");
   collective.size_bytes = parse_size(options.size, "--size");
-  collective.chunks_per_npu = options.chunks_per_npu;
+  bool auto_chunks = options.chunks_per_npu == "auto";
+  collective.chunks_per_npu = 1;
+  if (!auto_chunks) {
+    const std::string& text = options.chunks_per_npu;
+    const bool digits = !text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
+    const unsigned long value = digits ? std::stoul(text) : 0;
+    if (value < 1 || value > (1u << 16)) {
+      throw InputError("", "--chunks-per-npu", "'" + text + "' is not a chunk count; expected auto or a whole number from 1 to 65536");
+    }
+    collective.chunks_per_npu = static_cast<std::uint32_t>(value);
+  }
   Topology topology = load_topology(options.topology);
   if (!options.members.empty()) collective.members = parse_members(options.members, topology, "--members");
-  return {std::move(topology), std::move(collective)};
+  return {std::move(topology), std::move(collective), auto_chunks};
 }
 
 std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,

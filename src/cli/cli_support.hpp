@@ -12,6 +12,7 @@
 #include <tbb/global_control.h>
 
 #include "tenet/collective.hpp"
+#include "tenet/synth/synthesizer.hpp"
 #include "tenet/io/msccl_xml.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/topology/topology.hpp"
@@ -55,19 +56,28 @@ struct CollectiveOptions {
   std::string topology;
   std::string collective = "allreduce";
   std::string size = "64MiB";
-  std::uint32_t chunks_per_npu = 1;
+  std::string chunks_per_npu = "auto";
   std::string members;
 };
 
 /// Adds -t/--topology, -c/--collective, --size, --members and (when `chunks`) --chunks-per-npu.
 void add_collective_options(CLI::App* command, CollectiveOptions& options, bool chunks);
 
+
 /// The topology and the collective the options describe; InputError for anything wrong.
 struct LoadedCollective {
   Topology topology;
-  Collective collective;
+  Collective collective;  ///< chunks_per_npu is 1 when auto_chunks
+  bool auto_chunks = false;
 };
 LoadedCollective load_collective(const CollectiveOptions& options);
+
+/// Adds --switches (native or unwind) and --unwind-degree.
+void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t& unwind_degree);
+
+/// The synthesizer's options that every synthesizing command shares, from the loaded collective
+/// (automatic chunk count) and the --switches / --unwind-degree values.
+SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches, std::uint32_t unwind_degree);
 
 /// A comma-separated list of names, each one of `known` (an unknown one is an InputError naming
 /// `option`, with a suggestion and `expected`). Empty entries are skipped.

@@ -2,7 +2,6 @@
 // congestion-aware model on one topology, at one size or a sweep of sizes.
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iostream>
 
@@ -15,11 +14,9 @@
 #include "tenet/common/units.hpp"
 #include "tenet/io/plot.hpp"
 #include "tenet/io/result.hpp"
+#include "tenet/evaluate/evaluate.hpp"
 #include "tenet/sim/bounds.hpp"
-#include "tenet/sim/simulator.hpp"
-#include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/analysis.hpp"
-#include "tenet/verify/verifier.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -29,6 +26,8 @@ struct CompareOptions {
   std::string sizes;
   std::string algorithms = "all";
   std::uint64_t seed = 1;
+  std::string switches = "auto";
+  std::uint32_t unwind_degree = 0;
   bool json = false;
   bool csv = false;
   std::string plot;
@@ -64,41 +63,12 @@ struct Row {
   std::vector<double> link_bytes;
 };
 
-Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective, double bound,
-            std::uint64_t seed) {
-  Row row;
-  CollectiveResult& result = row.result;
-  result.algorithm = algorithm;
-  result.collective = collective.kind;
-  result.npus = static_cast<std::uint32_t>(collective.participants(topology).size());
-  result.size_bytes = collective.size_bytes;
-  result.lower_bound_us = bound;
-  Schedule schedule;
-  if (algorithm == "synth") {
-    SynthOptions options;
-    options.seed = seed;
-    const auto started = std::chrono::steady_clock::now();
-    SynthResult synthesized = synthesize(topology, collective, options);
-    result.synthesis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    result.verified = verify_schedule(synthesized.synthesis_topology, synthesized.schedule).ok;
-    // On the user's topology an unwound schedule's transfers cross the switches: route them.
-    if (synthesized.unwind_degree != 0) synthesized.schedule.forget_links();
-    schedule = std::move(synthesized.schedule);
-  } else {
-    BaselineResult baseline = generate_baseline(algorithm, topology, collective);
-    if (!baseline.applicable) {
-      result.applicable = false;
-      result.reason = baseline.reason;
-      return row;
-    }
-    schedule = std::move(baseline.schedule);
-    result.verified = verify_schedule(topology, schedule).ok;
-  }
-  const SimResult simulated = simulate(topology, schedule);
-  result.time_us = simulated.time_us;
-  result.transfers = schedule.size();
-  for (const std::string& note : schedule.notes) result.extra["notes"].push_back(note);
-  for (const LinkLoad& load : simulated.links) row.link_bytes.push_back(load.bytes);
+Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective,
+            const LowerBound& bound, const SynthOptions& synth_options) {
+  Evaluation evaluation = algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound)
+                                               : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms");
+  Row row{std::move(evaluation.result), {}};
+  for (const LinkLoad& load : evaluation.link_loads) row.link_bytes.push_back(load.bytes);
   return row;
 }
 
@@ -108,6 +78,8 @@ void run_compare(const CompareOptions& options) {
   const std::vector<std::string> algorithms = parse_algorithms(options.algorithms);
   std::vector<std::uint64_t> sizes = parse_sweep(options.sizes.empty() ? options.collective.size : options.sizes);
   LoadedCollective loaded = load_collective(options.collective);
+  SynthOptions synth_options = synth_options_for(loaded, options.switches, options.unwind_degree);
+  synth_options.seed = options.seed;
   const Topology& topology = loaded.topology;
   const Diameter diameter = compute_diameter(topology, loaded.collective.members);
   if (!options.heatmap.empty() && std::find(algorithms.begin(), algorithms.end(), options.heatmap_algorithm) == algorithms.end()) {
@@ -118,8 +90,10 @@ void run_compare(const CompareOptions& options) {
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     Collective collective = loaded.collective;
     collective.size_bytes = sizes[s];
-    const double bound = lower_bound(topology, collective, diameter).total_us;
-    for (const std::string& algorithm : algorithms) table[s].push_back(run_one(algorithm, topology, collective, bound, options.seed));
+    const LowerBound bound = lower_bound(topology, collective, diameter);
+    for (const std::string& algorithm : algorithms) {
+      table[s].push_back(run_one(algorithm, topology, collective, bound, synth_options));
+    }
   }
 
   nlohmann::json results = nlohmann::json::array();
@@ -226,6 +200,7 @@ void register_compare_command(CLI::App& app) {
   compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB");
   compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
   compare->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  add_switch_options(compare, options->switches, options->unwind_degree);
   compare->add_flag("--json", options->json, "Print one JSON document");
   compare->add_flag("--csv", options->csv, "Print CSV");
   compare->add_option("--plot", options->plot, "Write algorithm bandwidth versus size as SVG");

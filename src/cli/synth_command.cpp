@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <iostream>
-#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -10,21 +9,17 @@
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/io/result.hpp"
+#include "tenet/evaluate/evaluate.hpp"
 #include "tenet/sim/bounds.hpp"
-#include "tenet/sim/simulator.hpp"
-#include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/analysis.hpp"
-#include "tenet/verify/verifier.hpp"
 
 namespace tenet::cli {
 namespace {
 
-/// Largest schedule on switches that synth simulates on the real network by itself (about a second).
-constexpr std::size_t kSimulateOnSwitchesMax = 250000;
-
 struct SynthCommandOptions {
   CollectiveOptions collective;
   std::string policy = "tenet";
+  std::string switches = "auto";
   std::uint64_t seed = 1;
   std::uint32_t restarts = 1;
   std::uint32_t unwind_degree = 0;
@@ -35,15 +30,14 @@ struct SynthCommandOptions {
 
 void run_synth(const SynthCommandOptions& options) {
   auto thread_limit = limit_threads(options.threads);
-  SynthOptions synth_options;
-  synth_options.policy = parse_synth_policy(options.policy, "--policy");
-  synth_options.seed = options.seed;
-  synth_options.restarts = options.restarts;
-  synth_options.unwind_degree = options.unwind_degree;
   check_schedule_output(options.output);
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
+  SynthOptions synth_options = synth_options_for(loaded, options.switches, options.unwind_degree);
+  synth_options.policy = parse_synth_policy(options.policy, "--policy");
+  synth_options.seed = options.seed;
+  synth_options.restarts = options.restarts;
 
   const bool show_progress = stderr_is_terminal() && !options.json;
   const std::string what = "synthesizing " + collective_name(collective.kind) + " on " +
@@ -54,90 +48,54 @@ void run_synth(const SynthCommandOptions& options) {
       std::cerr << what << ": " << static_cast<int>(done * 100.0) << "% matched  \r" << std::flush;
     };
   }
-  const auto started = std::chrono::steady_clock::now();
-  SynthResult result = synthesize(topology, collective, synth_options);
-  const double synthesis_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  if (show_progress) {
-    std::cerr << std::string(72, ' ') << "\rverifying " << result.schedule.size() << " transfers...\r" << std::flush;
-  }
-  const VerifyResult verdict = verify_schedule(result.synthesis_topology, result.schedule);
-  if (show_progress) std::cerr << std::string(72, ' ') << "\r" << std::flush;
-
-  const std::vector<NodeId> participants = collective.participants(topology);
   const Diameter diameter = compute_diameter(topology, collective.members);
   const LowerBound bound = lower_bound(topology, collective, diameter);
-  const double chunked_bound = chunked_lower_bound_us(topology, collective);
-
-  CollectiveResult report;
-  report.algorithm = "synth";
-  report.collective = collective.kind;
-  report.npus = static_cast<std::uint32_t>(participants.size());
-  report.size_bytes = collective.size_bytes;
-  report.time_us = result.time_us;
-  report.lower_bound_us = bound.total_us;
-  report.verified = verdict.ok;
-  report.synthesis_ms = synthesis_ms;
-  report.transfers = result.schedule.size();
-  report.extra = {{"chunks_per_npu", collective.chunks_per_npu},
-                  {"chunked_lower_bound_us", chunked_bound},
-                  {"policy", options.policy},
-                  {"winning_rule", result.policy == SynthPolicy::kTacos ? "tacos" : "tenet"},
-                  {"seed", result.seed},
-                  {"unwind_degree", result.unwind_degree},
-                  {"topology", topology.name}};
-  if (!verdict.ok) report.extra["verify_error"] = verdict.error;
-
-  // Links of an unwound topology do not exist in the user's file: there the transfers are routed
-  // through the switches, where they share ports the unwinding gave each a slice of. The planned
-  // time holds on the unwound links only, so the real network's is simulated and shown beside it.
-  std::optional<double> on_switches_us;
-  if (verdict.ok && result.unwind_degree != 0) result.schedule.forget_links();
-  // Routed flows contend at every switch port, so simulating costs far more per transfer than
-  // synthesizing (minutes at millions of transfers): done here for small schedules only.
-  const bool simulate_on_switches = result.unwind_degree != 0 && result.schedule.size() <= kSimulateOnSwitchesMax;
-  if (verdict.ok && simulate_on_switches) {
-    if (show_progress) std::cerr << "simulating on the switches...\r" << std::flush;
-    on_switches_us = simulate(topology, result.schedule).time_us;
-    if (show_progress) std::cerr << std::string(72, ' ') << "\r" << std::flush;
-    report.extra["simulated_time_us"] = *on_switches_us;
-  }
+  Evaluation evaluation = evaluate_synth(topology, collective, synth_options, bound);
+  if (show_progress) std::cerr << std::string(72, ' ') << "\r" << std::flush;
+  CollectiveResult& report = evaluation.result;
+  const bool verified = report.verified;
+  report.extra["policy"] = options.policy;
+  report.extra["topology"] = topology.name;
   report.extra["peak_memory_MiB"] = peak_memory_MiB();
 
-  if (verdict.ok && !options.output.path.empty()) write_schedule(options.output, result.schedule, topology, result.seed);
+  const nlohmann::json& extra = report.extra;
+  if (verified && !options.output.path.empty()) {
+    write_schedule(options.output, evaluation.schedule, topology, extra["seed"].get<std::uint64_t>());
+  }
 
   if (options.json) {
     print_json(result_to_json(report));
   } else {
+    const std::uint32_t chunks = extra["chunks_per_npu"].get<std::uint32_t>();
     Table facts({"synth", collective_name(collective.kind) + " of " + format_size(collective.size_bytes) + " on " +
-                              topology.name + ", " + std::to_string(participants.size()) + " NPUs, " +
-                              std::to_string(collective.chunks_per_npu) + " chunk(s) per NPU"},
+                              topology.name + ", " + std::to_string(report.npus) + " NPUs"},
                 false);
-    facts.add_row({result.unwind_degree != 0 ? "time (planned)" : "time", format_time_us(result.time_us)});
-    if (on_switches_us) {
-      facts.add_row({"on the switches", format_time_us(*on_switches_us) + " simulated (transfers routed through the switches)"});
-    } else if (verdict.ok && result.unwind_degree != 0) {
-      facts.add_row({"on the switches", "not simulated (" + std::to_string(result.schedule.size()) +
-                                            " transfers): tenet simulate the written schedule"});
-    }
+    std::string time = format_time_us(report.time_us);
+    if (topology.switch_count() > 0) time += " (replayed on the real switches)";
+    facts.add_row({"time", time});
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
     facts.add_row({"lower bound", format_time_us(bound.total_us) + " (time / bound " +
-                                      fixed(result.time_us / bound.total_us, 3) + ")"});
-    facts.add_row({"chunked bound", format_time_us(chunked_bound) + " (time / bound " +
-                                        fixed(result.time_us / chunked_bound, 3) + ")"});
-    facts.add_row({"transfers", std::to_string(result.schedule.size())});
-    facts.add_row({"synthesis", format_time_us(synthesis_ms * 1e3)});
-    if (result.unwind_degree != 0) {
-      std::string switches = "unwound at degree " + std::to_string(result.unwind_degree);
-      if (result.policy == SynthPolicy::kTacos && options.policy != "tacos") switches += " (the paper's matching rule won)";
+                                      fixed(report.time_us / bound.total_us, 3) + ")"});
+    facts.add_row({"chunks per NPU", std::to_string(chunks) + (loaded.auto_chunks ? " (auto)" : "")});
+    if (topology.switch_count() > 0) {
+      std::string switches = extra["switches"].get<std::string>();
+      if (extra.contains("unwound_plan_us")) {
+        switches += " (its plan on the unwound links: " + format_time_us(extra["unwound_plan_us"].get<double>()) + ")";
+        if (extra["winning_rule"] == "tacos" && options.policy != "tacos") switches += "; the paper's matching rule won";
+      } else {
+        switches += " (planned on the physical links)";
+      }
       facts.add_row({"switches", switches});
     }
-    facts.add_row({"verified", verdict.ok ? "yes" : "NO: " + verdict.error});
-    if (verdict.ok && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
+    facts.add_row({"candidates", std::to_string(extra["candidates"].get<std::uint32_t>())});
+    facts.add_row({"transfers", std::to_string(*report.transfers)});
+    facts.add_row({"synthesis", format_time_us(*report.synthesis_ms * 1e3)});
+    facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});
+    if (verified && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
     std::cout << facts.render();
   }
   // A schedule that fails verification is a bug in tenet: say so through the exit code too.
-  if (!verdict.ok) throw Exit{static_cast<int>(ExitStatus::kFailure)};
+  if (!verified) throw Exit{static_cast<int>(ExitStatus::kFailure)};
 }
 
 }  // namespace
@@ -153,9 +111,7 @@ void register_synth_command(CLI::App& app) {
   synth->add_option("--seed", options->seed, "Random seed (default 1): the same seed gives the same schedule");
   synth->add_option("--restarts", options->restarts, "Seeds tried in parallel, the best kept (default 1)")
       ->check(CLI::Range(1u, 1024u));
-  synth->add_option("--unwind-degree", options->unwind_degree,
-                    "Switch unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
-      ->check(CLI::Range(0u, 4096u));
+  add_switch_options(synth, options->switches, options->unwind_degree);
   add_schedule_output_options(synth, options->output);
   synth->add_flag("--json", options->json, "Print one JSON result object instead of the table");
   add_threads_option(synth, options->threads);

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -43,7 +44,11 @@ const std::vector<std::string> kTopLevelKeys = {
     "format",  "version", "algorithm",        "collective", "size_bytes", "chunks_per_member", "members",
     "npus",    "npu_ids_in_topology_file",    "topology",   "topology_fingerprint", "planned_time_us", "notes",
     "transfers"};
-const std::vector<std::string> kTransferKeys = {"id", "src", "dst", "kind", "chunks", "deps", "start_us", "end_us", "link"};
+/// Hops a route may have: switch fabrics are a few levels deep.
+constexpr std::size_t kMaxRouteHops = 64;
+
+const std::vector<std::string> kTransferKeys = {"id",     "src",      "dst",    "kind", "chunks",
+                                                "deps",   "start_us", "end_us", "link", "route"};
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -103,6 +108,10 @@ void append_transfer(std::string& out, const Schedule& schedule, TransferId id) 
   if (transfer.link != kNoLink) {
     out += ", \"link\": ";
     append_integer(out, transfer.link);
+  }
+  if (transfer.route != kNoRoute) {
+    out += ", \"route\": ";
+    append_id_list(out, schedule.route_links(transfer.route));
   }
   out += '}';
 }
@@ -375,10 +384,12 @@ class ScheduleReader {
     Schedule schedule(header.collective, header.size_bytes, header.members, header.chunks_per_member, header.algorithm);
     if (!staged_) return schedule;
     schedule.reserve(staged_->size(), 0, 0);
+    for (RouteId route = 0; route < staged_->route_count(); ++route) schedule.add_route(staged_->route_links(route));
     for (TransferId id = 0; id < staged_->size(); ++id) {
       const Transfer& transfer = staged_->transfer(id);
+      const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
       schedule.add(transfer.src, transfer.dst, transfer.kind, staged_->chunks_of(transfer), staged_->deps_of(transfer),
-                   transfer.start_us, transfer.end_us, transfer.link);
+                   transfer.start_us, transfer.end_us, planned);
     }
     staged_.reset();
     return schedule;
@@ -454,6 +465,7 @@ class ScheduleReader {
     const json* start = required("start_us", "the planned start, microseconds");
     const json* end = required("end_us", "the planned end, microseconds");
     const json* link = field("link");
+    const json* route = field("route");
     if (known != entry.size()) reject_unknown_keys(entry, at, kTransferKeys, problems);
 
     if (id != nullptr && !(id->is_number_unsigned() && id->get<std::uint64_t>() == index)) {
@@ -527,10 +539,60 @@ class ScheduleReader {
         }
       }
     }
+    route_links_.clear();
+    if (route != nullptr) {
+      const std::string pointer = at + "/route";
+      if (link != nullptr) problems.add(pointer, "a transfer has a link or a route, not both");
+      if (!route->is_array() || route->empty() || route->size() > kMaxRouteHops) {
+        problems.add(pointer, "must be a non-empty array of at most " + std::to_string(kMaxRouteHops) +
+                                  " link ids, from src through switches to dst (got " + describe_type(*route) + ")");
+      } else {
+        for (std::size_t i = 0; i < route->size(); ++i) {
+          const auto hop = read_index((*route)[i], [&] { return pointer + "/" + std::to_string(i); }, UINT32_MAX, problems);
+          if (!hop) break;
+          if (*hop >= topology_.link_count()) {
+            problems.add(pointer + "/" + std::to_string(i), "link " + std::to_string(*hop) + " does not exist (the topology has " +
+                                                                std::to_string(topology_.link_count()) + " links)");
+            break;
+          }
+          route_links_.push_back(static_cast<LinkId>(*hop));
+        }
+        if (route_links_.size() == route->size() && from && to) check_route(pointer, static_cast<NodeId>(*from), static_cast<NodeId>(*to), problems);
+      }
+    }
     // Once anything is wrong the schedule will not be returned: keep validating, stop storing.
     if (!problems.empty()) return;
+    if (!route_links_.empty()) {
+      auto [it, added] = route_ids_.try_emplace(route_links_, 0);
+      if (added) it->second = staging().add_route(route_links_);
+      link_id = Schedule::on_route(it->second);
+    }
     staging().add(static_cast<NodeId>(*from), static_cast<NodeId>(*to), transfer_kind, chunk_ids_, dep_ids_, *start_us,
                   *end_us, link_id);
+  }
+
+  /// A route runs from `from` through switches only to `to`, link after link.
+  void check_route(const std::string& pointer, NodeId from, NodeId to, ProblemList& problems) {
+    NodeId at_node = from;
+    for (std::size_t i = 0; i < route_links_.size(); ++i) {
+      const Link& hop = topology_.link(route_links_[i]);
+      if (hop.src != at_node) {
+        problems.add(pointer + "/" + std::to_string(i), "link " + std::to_string(route_links_[i]) + " starts at " +
+                                                            topology_.node_label(hop.src) + ", not at " +
+                                                            topology_.node_label(at_node) + " where the route is");
+        return;
+      }
+      at_node = hop.dst;
+      if (i + 1 < route_links_.size() && !topology_.is_switch(at_node)) {
+        problems.add(pointer + "/" + std::to_string(i), "the route passes through " + topology_.node_label(at_node) +
+                                                            ", which is not a switch (an NPU forwards with a transfer of its own)");
+        return;
+      }
+    }
+    if (at_node != to) {
+      problems.add(pointer, "the route ends at " + topology_.node_label(at_node) + ", not at the transfer's dst " +
+                                topology_.node_label(to));
+    }
   }
 
   const Topology& topology_;
@@ -543,6 +605,8 @@ class ScheduleReader {
   ProblemList transfer_problems_;
   bool truncated_ = false;
   std::vector<ChunkId> chunk_ids_;  ///< scratch for the transfer being read
+  std::vector<LinkId> route_links_;  ///< scratch: the route of the transfer being read
+  std::map<std::vector<LinkId>, RouteId> route_ids_;  ///< routes read so far
   std::vector<TransferId> dep_ids_;
 };
 

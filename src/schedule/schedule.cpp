@@ -120,6 +120,36 @@ Schedule::Extension Schedule::extend(std::size_t count, std::span<const std::uin
   return extension;
 }
 
-void Schedule::forget_links() { std::fill(link_.begin(), link_.end(), kNoLink); }
+void Schedule::forget_links() {
+  std::fill(link_.begin(), link_.end(), kNoLink);
+  route_offsets_ = {0};
+  route_links_.clear();
+}
+
+RouteId Schedule::add_route(std::span<const LinkId> links) {
+  if (links.empty()) throw std::logic_error("Schedule::add_route: an empty route");
+  if (route_count() + 1 >= kRouteTag - 1) throw std::length_error("Schedule: too many routes");
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
+  route_offsets_.push_back(route_links_.size());
+  return route_count() - 1;
+}
+
+void Schedule::retime(std::span<const double> starts, std::span<const double> ends) {
+  if (starts.size() != size() || ends.size() != size()) throw std::logic_error("Schedule::retime: one time per transfer");
+  std::vector<double> distinct(starts.begin(), starts.end());
+  distinct.insert(distinct.end(), ends.begin(), ends.end());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() >= std::numeric_limits<std::uint32_t>::max()) throw std::length_error("Schedule: too many distinct times");
+  auto index_of = [&](double us) {
+    return static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), us) - distinct.begin());
+  };
+  for (std::size_t id = 0; id < size(); ++id) {
+    start_at_[id] = index_of(starts[id]);
+    end_at_[id] = index_of(ends[id]);
+  }
+  times_ = std::move(distinct);
+  recent_times_.clear();
+}
 
 }  // namespace tenet

@@ -37,6 +37,18 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
     bottleneck_[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
   }
   offsets_[link_count] = link_count;
+  planned_base_ = link_count;
+  for (tenet::RouteId route = 0; route < schedule.route_count(); ++route) {
+    const std::span<const LinkId> path = schedule.route_links(route);
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      const bool joined = path[i] < link_count && (i == 0 || topology.link(path[i - 1]).dst == topology.link(path[i]).src);
+      if (!joined || (i + 1 < path.size() && !topology.is_switch(topology.link(path[i]).dst))) {
+        throw InputError("schedule", "/routes/" + std::to_string(route),
+                         "a planned route is not a chain of this topology's links through switches");
+      }
+    }
+    append(path, topology);
+  }
 
   // Validate, and gather the distinct routed pairs into the hash table (value unset for now).
   keys_.assign(16, kEmptyKey);
@@ -66,6 +78,13 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
     if (!endpoints_ok) continue;
     if (transfer.src == transfer.dst) {
       report(transfer_where(id, "dst"), "the transfer goes from NPU " + std::to_string(transfer.src) + " to itself");
+      continue;
+    }
+    if (transfer.route != kNoRoute) {
+      const std::span<const LinkId> path = schedule.route_links(transfer.route);
+      if (topology.link(path.front()).src != transfer.src || topology.link(path.back()).dst != transfer.dst) {
+        report(transfer_where(id, "route"), "the route does not run from the transfer's src to its dst");
+      }
       continue;
     }
     if (transfer.link != kNoLink) {

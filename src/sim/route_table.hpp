@@ -2,7 +2,7 @@
 // The routes a simulation needs, computed once before it starts (internal to the simulator).
 //
 // Route ids 0..link_count-1 are the single links themselves, so a transfer with a planned link
-// needs no lookup at all. Routed transfers (link == kNoLink) get one route per distinct
+// needs no lookup at all; the schedule's own planned routes (through switches) follow, in its order. Routed transfers (link == kNoLink) get one route per distinct
 // (src, dst) pair that occurs in the schedule, found in an open-addressing table; nothing is
 // computed for pairs the schedule never uses, so memory is O(links + pairs used + their hops).
 
@@ -28,7 +28,9 @@ class RouteTable {
 
   /// The route of a transfer of the schedule given to the constructor.
   RouteId route_of(const Transfer& transfer) const {
-    return transfer.link != kNoLink ? transfer.link : lookup(transfer.src, transfer.dst);
+    if (transfer.link != kNoLink) return transfer.link;
+    if (transfer.route != kNoRoute) return planned_base_ + transfer.route;
+    return lookup(transfer.src, transfer.dst);
   }
 
   std::span<const LinkId> links(RouteId route) const {
@@ -52,6 +54,7 @@ class RouteTable {
   std::vector<double> alpha_us_;
   std::vector<double> bottleneck_;
   std::uint32_t max_hops_ = 1;
+  RouteId planned_base_ = 0;  ///< the schedule's own routes start here, in its order
 
   // Open addressing, linear probing, power-of-two capacity at most half full.
   static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};

@@ -191,7 +191,10 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   std::vector<std::uint32_t> waiting(count);
   std::vector<TimedEvent> events;
   double now = 0.0;
+  std::vector<double> starts(options.record_times ? count : 0);
+  std::vector<double> ends(options.record_times ? count : 0);
   auto issue = [&](TransferId id) {
+    if (options.record_times) starts[id] = now;
     const RouteId route = routes.route_of(schedule.transfer(id));
     events.push_back({now + routes.alpha_us(route), id, route});
     std::push_heap(events.begin(), events.end(), later);
@@ -206,6 +209,7 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   std::uint64_t finished = 0;
   double last_end = 0.0;
   auto finish = [&](TransferId id) {
+    if (options.record_times) ends[id] = now;
     ++finished;
     last_end = std::max(last_end, now);
     for (std::uint64_t i = dependents.offsets[id]; i < dependents.offsets[id + 1]; ++i) {
@@ -280,6 +284,8 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   result.links = flows.loads();
   for (const LinkLoad& load : result.links) result.max_link_bytes = std::max(result.max_link_bytes, load.bytes);
   result.transfers = count;
+  result.start_us = std::move(starts);
+  result.end_us = std::move(ends);
   return result;
 }
 

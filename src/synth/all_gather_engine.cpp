@@ -174,8 +174,14 @@ class Engine {
     trace.event_times = std::move(event_times_);
     trace.link_ticks = std::move(link_ticks_);
     trace.chunk_count = chunks_;
-    link_feeders();
-    prune_unforwarded(trace);
+    std::vector<NodeId> src_of(topology_.link_count());
+    std::vector<NodeId> dst_of(topology_.link_count());
+    for (LinkId id = 0; id < topology_.link_count(); ++id) {
+      src_of[id] = topology_.link(id).src;
+      dst_of[id] = topology_.link(id).dst;
+    }
+    link_feeders(transfers_, nodes_, chunks_, src_of, dst_of);
+    prune_unforwarded(trace, transfers_, is_member_, dst_of);
     return trace;
   }
 
@@ -516,80 +522,6 @@ class Engine {
       }
     }
     return best;
-  }
-
-  /// Gives every transfer its feeder: the transfer that brought its chunk to its source. Done
-  /// once at the end, NPU by NPU in parallel: each NPU's arrivals and departures are bucketed
-  /// together, so the lookup table is one NPU's chunks (cache-resident), not every (NPU, chunk).
-  void link_feeders() {
-    const std::size_t count = transfers_.size();
-    std::vector<std::uint64_t> in_offsets(nodes_ + 1, 0);
-    std::vector<std::uint64_t> out_offsets(nodes_ + 1, 0);
-    for (std::size_t i = 0; i < count; ++i) {
-      const Link& link = topology_.link(transfers_[i].link);
-      ++in_offsets[link.dst + 1];
-      ++out_offsets[link.src + 1];
-    }
-    for (NodeId v = 0; v < nodes_; ++v) {
-      in_offsets[v + 1] += in_offsets[v];
-      out_offsets[v + 1] += out_offsets[v];
-    }
-    std::vector<std::uint32_t> arrivals(count);
-    std::vector<std::uint32_t> departures(count);
-    {
-      std::vector<std::uint64_t> in_fill(in_offsets.begin(), in_offsets.end() - 1);
-      std::vector<std::uint64_t> out_fill(out_offsets.begin(), out_offsets.end() - 1);
-      for (std::size_t i = 0; i < count; ++i) {
-        const Link& link = topology_.link(transfers_[i].link);
-        arrivals[in_fill[link.dst]++] = static_cast<std::uint32_t>(i);
-        departures[out_fill[link.src]++] = static_cast<std::uint32_t>(i);
-      }
-    }
-    tbb::enumerable_thread_specific<std::vector<std::uint32_t>> tables(
-        [&] { return std::vector<std::uint32_t>(chunks_, kNotDelivered); });
-    tbb::parallel_for(tbb::blocked_range<NodeId>(0, nodes_, 16), [&](const auto& range) {
-      std::vector<std::uint32_t>& arrived_by = tables.local();
-      for (NodeId u = range.begin(); u != range.end(); ++u) {
-        for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
-          arrived_by[transfers_[arrivals[k]].chunk] = arrivals[k];
-        }
-        for (std::uint64_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
-          MatchedTransfer& transfer = transfers_[departures[k]];
-          transfer.feeder = arrived_by[transfer.chunk];
-        }
-        for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
-          arrived_by[transfers_[arrivals[k]].chunk] = kNotDelivered;
-        }
-      }
-    });
-  }
-
-  /// Drops deliveries to relays that are never forwarded (walking backwards, a transfer is kept
-  /// when it feeds a member or a kept transfer), then renumbers.
-  void prune_unforwarded(AllGatherTrace& trace) {
-    if (std::all_of(is_member_.begin(), is_member_.end(), [](char member) { return member != 0; })) {
-      trace.transfers = std::move(transfers_);
-      return;
-    }
-    const std::size_t count = transfers_.size();
-    std::vector<char> keep(count, 0);
-    for (std::size_t i = count; i-- > 0;) {
-      const MatchedTransfer& transfer = transfers_[i];
-      const Link& link = topology_.link(transfer.link);
-      // A relay's delivery still in flight at the finish never arrived: it cannot be needed.
-      if (!is_member_[link.dst] && !keep[i]) continue;
-      keep[i] = 1;
-      if (transfer.feeder != kNotDelivered) keep[transfer.feeder] = 1;
-    }
-    std::vector<std::uint32_t> new_index(count, kNotDelivered);
-    trace.transfers = TransferLog(transfers_.block_bits());
-    for (std::size_t i = 0; i < count; ++i) {
-      if (!keep[i]) continue;
-      new_index[i] = static_cast<std::uint32_t>(trace.transfers.size());
-      MatchedTransfer kept = transfers_[i];
-      if (kept.feeder != kNotDelivered) kept.feeder = new_index[kept.feeder];
-      trace.transfers.push_back(kept);
-    }
   }
 
   const std::function<void(double)>& progress_;

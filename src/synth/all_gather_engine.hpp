@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "tenet/synth/synthesizer.hpp"
@@ -63,10 +64,26 @@ class TransferLog {
   std::size_t size_ = 0;
 };
 
+/// The channels of a switch-native trace: a transfer's `link` is then a channel id, a channel
+/// being a sender, a receiver and the physical links between them (one NPU-to-NPU link, or a
+/// route through switches).
+struct ChannelTable {
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  std::vector<std::uint64_t> route_offsets = {0};
+  std::vector<LinkId> route_links;
+
+  std::size_t size() const { return src.size(); }
+  std::span<const LinkId> route(std::uint32_t channel) const {
+    return {route_links.data() + route_offsets[channel], route_offsets[channel + 1] - route_offsets[channel]};
+  }
+};
+
 struct AllGatherTrace {
   TransferLog transfers;           ///< in matching order: starts never decrease
   std::vector<Tick> event_times;   ///< strictly increasing; every kept transfer ends at one of them
-  std::vector<Tick> link_ticks;    ///< time of one chunk on each link
+  std::vector<Tick> link_ticks;    ///< time of one chunk on each link (each channel, when there are channels)
+  ChannelTable channels;           ///< empty: transfers name the topology's links
   std::uint32_t chunk_count = 0;
   Tick finish = 0;                 ///< when the last member got its last chunk
   bool abandoned = false;          ///< stopped early: it could no longer win (nothing else is set)
@@ -77,7 +94,7 @@ struct AllGatherTrace {
 };
 
 struct AllGatherProblem {
-  const Topology* topology = nullptr;      ///< switch-free
+  const Topology* topology = nullptr;      ///< switch-free for run_all_gather
   std::vector<NodeId> members;             ///< ascending; chunk c starts at members[c / chunks_per_member]
   std::uint32_t chunks_per_member = 1;
   double chunk_bytes = 0.0;
@@ -92,5 +109,20 @@ struct AllGatherProblem {
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
                               const std::function<void(double)>& progress = {},
                               const std::atomic<Tick>* give_up_after = nullptr);
+
+/// The same on a topology with switches, planned on the physical links themselves (fabric.hpp):
+/// the trace's transfers name channels. tenet's rule only. `near_first`: a receiver takes from
+/// senders on its own switch first, and across the fabric only chunks its switch lacks.
+AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, bool near_first,
+                                     const std::function<void(double)>& progress = {},
+                                     const std::atomic<Tick>* give_up_after = nullptr);
+
+/// Finishing touches shared by both engines, given each transfer's channel endpoints: every
+/// transfer's feeder (the transfer that brought its chunk to its source), and the pruning of
+/// deliveries to relays that are never forwarded.
+void link_feeders(TransferLog& transfers, std::uint32_t nodes, std::uint32_t chunks, std::span<const NodeId> src_of,
+                  std::span<const NodeId> dst_of);
+void prune_unforwarded(AllGatherTrace& trace, TransferLog& transfers, std::span<const char> is_member,
+                       std::span<const NodeId> dst_of);
 
 }  // namespace tenet::synth

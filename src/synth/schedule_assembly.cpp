@@ -15,14 +15,53 @@ double to_us(Tick ticks) { return static_cast<double>(ticks) / kTicksPerUs; }
 /// Transfers per parallel task while converting: large enough to amortize scheduling.
 constexpr std::size_t kGrain = 4096;
 
-/// Writes new transfer `i` of `room` on the planned link of `transfer` (the link's own direction)
-/// and its one chunk; dependencies are the caller's.
-void write_transfer(Schedule& schedule, const Schedule::Extension& room, std::size_t i, const Topology& topology,
+/// Where a trace's transfers go on the schedule's topology: per link (or channel) of the trace,
+/// the sender, the receiver and the value of the schedule's link column (the link, or the route
+/// through switches, added to the schedule here).
+struct Placement {
+  std::vector<NodeId> src;
+  std::vector<NodeId> dst;
+  std::vector<LinkId> planned;
+};
+
+/// `reversed`: the trace ran on the transpose, so each transfer runs the other way, over its
+/// route's links in reverse order.
+Placement place(Schedule& schedule, const Topology& topology, const AllGatherTrace& trace, bool reversed) {
+  Placement placement;
+  if (trace.channels.size() == 0) {
+    // Link l of the transpose is link l of the topology turned around: reversed, it is link l.
+    for (const Link& link : topology.links()) {
+      placement.src.push_back(link.src);
+      placement.dst.push_back(link.dst);
+    }
+    placement.planned.resize(topology.link_count());
+    for (LinkId id = 0; id < topology.link_count(); ++id) placement.planned[id] = id;
+    return placement;
+  }
+  const ChannelTable& channels = trace.channels;
+  placement.src = reversed ? channels.dst : channels.src;
+  placement.dst = reversed ? channels.src : channels.dst;
+  placement.planned.resize(channels.size());
+  std::vector<LinkId> route;
+  for (std::uint32_t channel = 0; channel < channels.size(); ++channel) {
+    const std::span<const LinkId> links = channels.route(channel);
+    if (links.size() == 1) {
+      placement.planned[channel] = links.front();
+      continue;
+    }
+    route.assign(links.begin(), links.end());
+    if (reversed) std::reverse(route.begin(), route.end());
+    placement.planned[channel] = Schedule::on_route(schedule.add_route(route));
+  }
+  return placement;
+}
+
+/// Writes new transfer `i` of `room` and its one chunk; dependencies are the caller's.
+void write_transfer(Schedule& schedule, const Schedule::Extension& room, std::size_t i, const Placement& placement,
                     const MatchedTransfer& transfer, TransferKind kind, std::uint32_t start_at, std::uint32_t end_at) {
-  const Link& link = topology.link(transfer.link);
-  room.src[i] = link.src;
-  room.dst[i] = link.dst;
-  room.link[i] = transfer.link;
+  room.src[i] = placement.src[transfer.link];
+  room.dst[i] = placement.dst[transfer.link];
+  room.link[i] = placement.planned[transfer.link];
   room.kind[i] = kind;
   room.start_at[i] = start_at;
   room.end_at[i] = end_at;
@@ -47,6 +86,7 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
   const std::uint32_t time_base = schedule.add_times(times);
   const TransferId first_id = static_cast<TransferId>(schedule.size());
   const std::size_t count = trace.transfers.size();
+  const Placement placement = place(schedule, topology, trace, false);
   std::vector<std::uint32_t> dep_counts;
   for (std::size_t b = 0; b < trace.transfers.block_count(); ++b) {
     const std::size_t begin = trace.transfers.block_begin(b);
@@ -65,7 +105,7 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
         const MatchedTransfer& transfer = trace.transfers[begin + i];
         const TransferId id = room.first_id + static_cast<TransferId>(i);
-        write_transfer(schedule, room, i, topology, transfer, TransferKind::kCopy, time_base + transfer.event,
+        write_transfer(schedule, room, i, placement, transfer, TransferKind::kCopy, time_base + transfer.event,
                        time_base + trace.end_event(transfer));
         if (transfer.feeder != kNotDelivered) {
           *schedule.dep_slots(id) = first_id + transfer.feeder;
@@ -119,6 +159,7 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
   for (std::size_t e = 0; e < times.size(); ++e) times[e] = to_us(trace.finish - trace.event_times[e]);
   const std::uint32_t time_base = schedule.add_times(times);
   const TransferId first_id = static_cast<TransferId>(schedule.size());
+  const Placement placement = place(schedule, topology, trace, true);
   std::vector<std::vector<TransferId>> into_owner(trace.chunk_count);
   std::vector<std::uint32_t> dep_counts;
   // Forward blocks from the last: reduce-scatter ids grow as forward indices fall.
@@ -140,7 +181,7 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
         const MatchedTransfer& transfer = trace.transfers[i];
         // On the transpose, link l runs from topology's link l destination to its source: the
         // reversal runs on link l as `topology` has it.
-        write_transfer(schedule, room, k, topology, transfer, TransferKind::kReduce, time_base + trace.end_event(transfer),
+        write_transfer(schedule, room, k, placement, transfer, TransferKind::kReduce, time_base + trace.end_event(transfer),
                        time_base + transfer.event);
         TransferId* deps = schedule.dep_slots(room.first_id + static_cast<TransferId>(k));
         for (std::uint32_t c = child_offsets[i]; c < child_offsets[i + 1]; ++c) {

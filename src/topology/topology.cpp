@@ -2,8 +2,10 @@
 
 #include <bit>
 #include <cstdio>
+#include <limits>
 
 #include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
 
 namespace tenet {
 
@@ -157,6 +159,16 @@ Adjacency::Adjacency(const Topology& topology) {
     out_links[out_fill[link.src]++] = id;
     in_links[in_fill[link.dst]++] = id;
   }
+}
+
+double path_time_us(const Topology& topology, std::span<const LinkId> path, double bytes) {
+  double alpha = 0.0;
+  double slowest = std::numeric_limits<double>::infinity();
+  for (LinkId id : path) {
+    alpha += topology.link(id).latency_us;
+    slowest = std::min(slowest, topology.link(id).bandwidth_GBps);
+  }
+  return link_time_us(bytes, alpha, slowest);
 }
 
 }  // namespace tenet

@@ -73,6 +73,15 @@ bool TimingChecks::check_start(TransferId id, std::string& error) {
       return false;
     }
   }
+  if (transfer.route != kNoRoute) {
+    const double bytes = schedule_.bytes_of(transfer);
+    const double needed = path_time_us(topology_, schedule_.route_links(transfer.route), bytes);
+    if (!time_leq(transfer.start_us + needed, transfer.end_us)) {
+      error = cat(transfer_label(topology_, schedule_, id), " lasts ", transfer.end_us - transfer.start_us,
+                  " us on its route through switches but needs at least ", needed, " us for ", bytes, " bytes");
+      return false;
+    }
+  }
   if (!links_planned_) return true;
   const Link& link = topology_.link(transfer.link);
   const auto link_name = [&] { return cat("link ", topology_.node_label(link.src), " -> ", topology_.node_label(link.dst)); };

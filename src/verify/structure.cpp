@@ -103,6 +103,20 @@ std::string transfer_problem(const Topology& topology, const Schedule& schedule,
   if (!time_leq(transfer.start_us, transfer.end_us)) {
     return cat(label(), ": ends at ", transfer.end_us, " us, before it starts at ", transfer.start_us, " us");
   }
+  if (transfer.route != kNoRoute) {
+    if (transfer.route >= schedule.route_count()) return cat(label(), ": planned route ", transfer.route, " does not exist");
+    NodeId at = transfer.src;
+    const std::span<const LinkId> path = schedule.route_links(transfer.route);
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      if (path[i] >= topology.link_count() || topology.link(path[i]).src != at ||
+          (i + 1 < path.size() && !topology.is_switch(topology.link(path[i]).dst))) {
+        return cat(label(), ": its planned route is not a chain of links through switches from ",
+                   topology.node_label(transfer.src));
+      }
+      at = topology.link(path[i]).dst;
+    }
+    if (at != transfer.dst) return cat(label(), ": its planned route ends at ", topology.node_label(at), ", not at its dst");
+  }
   if (transfer.link != kNoLink) {
     if (transfer.link >= topology.link_count()) {
       return cat(label(), ": planned link ", transfer.link, " does not exist (the topology has ", topology.link_count(),
@@ -166,6 +180,9 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
           if (transfer.link != kNoLink) {
             const Link& link = topology.link(transfer.link);
             const double needed = link_time_us(schedule.bytes_of(transfer), link.latency_us, link.bandwidth_GBps);
+            facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
+          } else if (transfer.route != kNoRoute) {
+            const double needed = path_time_us(topology, schedule.route_links(transfer.route), schedule.bytes_of(transfer));
             facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
           }
           facts.chunk_entries += transfer.chunk_count;

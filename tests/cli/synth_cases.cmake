@@ -8,8 +8,16 @@ tenet_cli_test(synth_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-4x4-failed-7-
   --chunks-per-npu 2 -o failed.json STDOUT "wrote                failed.json")
 tenet_cli_test(synth_members EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-6x6.json -c reducescatter --members 0,5,30,35
   --json STDOUT "\"npus\": 4")
-tenet_cli_test(synth_switch EXIT 0 ARGS synth -t ${TOPOLOGIES}/two-level-switch-8x4.json --unwind-degree 2 --json
-  STDOUT "\"unwind_degree\": 2")
+tenet_cli_test(synth_switch EXIT 0 ARGS synth -t ${TOPOLOGIES}/two-level-switch-8x4.json --switches unwind --unwind-degree 2
+  --json STDOUT "\"unwind_degree\": 2")
+tenet_cli_test(synth_degree_without_unwind EXIT 2 ARGS synth -t ${TOPOLOGIES}/two-level-switch-8x4.json --unwind-degree 2
+  STDERR "error: --unwind-degree: applies to --switches unwind only")
+tenet_cli_test(synth_bad_switches EXIT 2 ARGS synth -t ${TOPOLOGIES}/two-level-switch-8x4.json --switches unwound
+  STDERR "error: --switches: unknown switch planning 'unwound' (did you mean 'unwind'?)")
+tenet_cli_test(synth_fractional_chunks EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --chunks-per-npu 1.5
+  STDERR "error: --chunks-per-npu: '1.5' is not a chunk count; expected auto or a whole number from 1 to 65536")
+tenet_cli_test(synth_auto_chunks EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --json
+  STDOUT "\"chunks_per_npu_auto\": true")
 tenet_cli_test(synth_tacos EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --policy tacos --json
   STDOUT "\"policy\": \"tacos\"")
 tenet_cli_test(synth_bad_collective EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allreduse
@@ -31,11 +39,11 @@ tenet_cli_test(verify_other_topology EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4
   STDERR "rfs-allreduce.json")
 tenet_cli_test(verify_xml EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json algo.xml
   STDERR "algo.xml: cannot open")
-# On switches the planned time holds on the unwound links; the real network's is simulated beside it.
-tenet_cli_test(synth_switch_simulated EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 1MiB
-  STDOUT "on the switches")
-tenet_cli_test(synth_switch_simulated_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 1MiB --json
-  STDOUT "\"simulated_time_us\": ")
-# Every degree is tried: on one 8-NPU switch the densest unwinding wins.
-tenet_cli_test(synth_switch_degrees EXIT 0 ARGS synth -t ${TOPOLOGIES}/switch-8.json -c allreduce --size 64MiB --json
-  STDOUT "\"unwind_degree\": 8")
+# On switches the plan is made on the physical links and its time is its replay on them.
+tenet_cli_test(synth_switch_native EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 64MiB
+  STDOUT "native (planned on the physical links)")
+tenet_cli_test(synth_switch_native_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 64MiB --json
+  STDOUT "\"switches\": \"native\"")
+# With --switches unwind every degree is tried: on one 8-NPU switch the densest unwinding wins.
+tenet_cli_test(synth_switch_degrees EXIT 0 ARGS synth -t ${TOPOLOGIES}/switch-8.json -c allreduce --size 64MiB
+  --switches unwind --json STDOUT "\"unwind_degree\": 8")

@@ -148,8 +148,11 @@ TEST_CASE("Synthesized collectives on the small shipped topologies run as MSCCL 
     const Topology topology = shipped(name);
     for (CollectiveKind kind : kKinds) {
       for (std::uint32_t chunks : {1u, 3u}) {
+        // A switch-native plan sends to any NPU of a switch group; with more chunks its
+        // connections can outgrow MSCCL's threadblocks on 32 ranks, so 2 chunks there.
+        if (chunks == 3 && topology.switch_count() > 0) chunks = 2;
         const SynthResult synthesized = synthesize(topology, collective_of(kind, chunks), {});
-        REQUIRE(verify_schedule(synthesized.synthesis_topology, synthesized.schedule).ok);
+        REQUIRE(verify_schedule(topology, synthesized.schedule).ok);
         // In place and out of place; LL's deeper FIFOs for the 3-chunk case.
         for (bool in_place : {true, false}) {
           MscclWriteOptions options;

@@ -414,7 +414,7 @@ TEST_CASE("synthesized schedules replay to the synthesizer's time", "[simulator]
       // Synthesized schedules carry data dependencies only: the replay matches because the
       // simulator keeps each planned link's transfers in planned order.
       INFO(name << " " << collective_name(kind));
-      const SimResult result = simulate(synth.synthesis_topology, synth.schedule);
+      const SimResult result = simulate(topology, synth.schedule);
       CHECK(result.time_us == Approx(synth.time_us).epsilon(1e-6));
       CHECK(result.transfers == synth.schedule.size());
     }

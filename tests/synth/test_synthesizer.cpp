@@ -20,8 +20,8 @@ namespace {
 /// Time of one chunk on a link of the shipped 50 GB/s, 0.5 us topologies.
 double link_time(double chunk_bytes) { return link_time_us(chunk_bytes, 0.5, 50.0); }
 
-void require_verified(const SynthResult& result) {
-  const VerifyResult verdict = verify_schedule(result.synthesis_topology, result.schedule);
+void require_verified(const Topology& topology, const SynthResult& result) {
+  const VerifyResult verdict = verify_schedule(topology, result.schedule);
   INFO(verdict.error);
   REQUIRE(verdict.ok);
   CHECK(verdict.redundant_copies == 0);
@@ -35,7 +35,7 @@ TEST_CASE("TACOS Fig. 15: all-gather on a 3x3 mesh takes 4 link times", "[synth]
   const Topology mesh = shipped("mesh-3x3");
   const std::uint64_t size = 9 * 1000000;
   const SynthResult result = synthesize(mesh, make_collective(CollectiveKind::kAllGather, size, 1), {});
-  require_verified(result);
+  require_verified(mesh, result);
   CHECK(result.time_us == Approx(4 * link_time(1e6)).epsilon(1e-9));
   CHECK(result.schedule.size() == 9 * 8);  // every NPU receives each other chunk exactly once
 }
@@ -48,7 +48,7 @@ TEST_CASE("TACOS Fig. 11: the asymmetric 4-NPU example finishes in 3 link times"
                 {"src": 1, "dst": 3}]})",
                                      "fig11.json");
   const SynthResult result = synthesize(topology, make_collective(CollectiveKind::kAllGather, 4000, 1), {});
-  require_verified(result);
+  require_verified(topology, result);
   // A chunk takes 1 us + 1000 B / 1000 GB/s = 1.001 us; NPU 2 has one in-link and needs 3 chunks.
   CHECK(result.time_us == Approx(3 * 1.001).epsilon(1e-9));
 }
@@ -60,14 +60,21 @@ TEST_CASE("synthesized schedules verify on every small shipped topology, collect
     const Topology topology = shipped(name);
     for (CollectiveKind kind : kAllKinds) {
       for (std::uint32_t chunks : {1u, 3u}) {
-        INFO(name << " " << collective_name(kind) << " chunks " << chunks);
-        SynthOptions options;
-        options.unwind_degree = topology.switch_count() > 0 ? 2 : 0;
-        const SynthResult result = synthesize(topology, make_collective(kind, 1 << 20, chunks), options);
-        require_verified(result);
-        // On unwound switches each logical link pays its alpha in parallel: the bound does not apply.
-        if (topology.switch_count() == 0) {
-          CHECK(result.time_us >= chunked_lower_bound_us(topology, make_collective(kind, 1 << 20, chunks)) * (1 - 1e-9));
+        for (SwitchPlanning switches : {SwitchPlanning::kNative, SwitchPlanning::kUnwind}) {
+          if (switches == SwitchPlanning::kUnwind && topology.switch_count() == 0) continue;
+          INFO(name << " " << collective_name(kind) << " chunks " << chunks << " unwound "
+                    << (switches == SwitchPlanning::kUnwind));
+          SynthOptions options;
+          options.switches = switches;
+          if (switches == SwitchPlanning::kUnwind) options.unwind_degree = 2;
+          if (switches == SwitchPlanning::kNative) options.switches = SwitchPlanning::kAuto;
+          const SynthResult result = synthesize(topology, make_collective(kind, 1 << 20, chunks), options);
+          require_verified(topology, result);
+          CHECK(result.chunks_per_npu == chunks);
+          if (switches == SwitchPlanning::kUnwind) CHECK(!result.switch_native);
+          if (topology.switch_count() == 0) {
+            CHECK(result.time_us >= chunked_lower_bound_us(topology, make_collective(kind, 1 << 20, chunks)) * (1 - 1e-9));
+          }
         }
       }
     }
@@ -80,7 +87,7 @@ TEST_CASE("sub-collectives forward through non-members and verify", "[synth]") {
   const std::vector<NodeId> members = {0, 2, 5, 17, 30, 35};
   for (CollectiveKind kind : kAllKinds) {
     const SynthResult result = synthesize(mesh, make_collective(kind, 6 << 20, 2, members), {});
-    require_verified(result);
+    require_verified(mesh, result);
     CHECK(result.schedule.members() == members);
   }
 }
@@ -89,8 +96,9 @@ TEST_CASE("the paper's policy is available and verifies too", "[synth]") {
   SynthOptions tacos;
   tacos.policy = SynthPolicy::kTacos;
   for (CollectiveKind kind : kAllKinds) {
-    const SynthResult result = synthesize(shipped("torus-4x4"), make_collective(kind, 1 << 20, 2), tacos);
-    require_verified(result);
+    const Topology torus = shipped("torus-4x4");
+    const SynthResult result = synthesize(torus, make_collective(kind, 1 << 20, 2), tacos);
+    require_verified(torus, result);
   }
 }
 
@@ -133,30 +141,73 @@ TEST_CASE("the schedule does not depend on how the matching log is cut into bloc
       const SynthResult whole = synthesize(mesh, make_collective(kind, 1 << 20, 3, chosen), {});
       INFO(collective_name(kind) << " members " << chosen.size());
       REQUIRE(cut.schedule.size() > 64);
-      require_verified(cut);
+      require_verified(mesh, cut);
       CHECK(schedule_to_text(cut.schedule, mesh) == schedule_to_text(whole.schedule, mesh));
     }
   }
 }
 
-TEST_CASE("on switches the default keeps the best of every degree and of the paper's rule on the densest", "[synth]") {
+TEST_CASE("unwinding keeps the degree and rule fastest on the real switches", "[synth]") {
   for (const char* name : {"two-level-switch-8x4", "ring-fc-switch-2x4x2", "switch-8", "fat-tree-8x4"}) {
     const Topology topology = shipped(name);
     const Collective collective = make_collective(CollectiveKind::kAllReduce, 1 << 20, 1);
-    const SynthResult chosen = synthesize(topology, collective, {});
-    require_verified(chosen);
+    SynthOptions unwind;
+    unwind.switches = SwitchPlanning::kUnwind;
+    const SynthResult chosen = synthesize(topology, collective, unwind);
+    require_verified(topology, chosen);
     INFO(name << " chose degree " << chosen.unwind_degree);
-    double best = std::numeric_limits<double>::infinity();
-    for (std::uint32_t degree : {1u, 2u, 3u, 4u, 6u, 8u}) {
-      SynthOptions forced;
-      forced.unwind_degree = degree;
-      best = std::min(best, synthesize(topology, collective, forced).time_us);
-    }
-    SynthOptions paper;
+    CHECK(chosen.unwind_degree != 0);
+    CHECK(chosen.plan_us > 0.0);
+    // Its portfolio holds tenet's rule at every degree and the paper's at the densest (8, capped
+    // to what the switches allow): a run forced to one of those cannot beat it on the switches.
+    SynthOptions paper = unwind;
     paper.policy = SynthPolicy::kTacos;
-    paper.unwind_degree = 8;  // capped to the densest unwinding the switches allow
-    best = std::min(best, synthesize(topology, collective, paper).time_us);
+    paper.unwind_degree = 8;
+    CHECK(chosen.time_us <= synthesize(topology, collective, paper).time_us);
+    SynthOptions densest = unwind;
+    densest.unwind_degree = 8;
+    CHECK(chosen.time_us <= synthesize(topology, collective, densest).time_us);
+  }
+}
+
+TEST_CASE("switch-native plans replay to their planned time on the real switches", "[synth]") {
+  for (const std::string& name : switched_topologies()) {
+    const Topology topology = shipped(name);
+    for (CollectiveKind kind : kAllKinds) {
+      INFO(name << " " << collective_name(kind));
+      SynthOptions options;
+      options.auto_chunks = true;
+      options.switches = SwitchPlanning::kNative;
+      const SynthResult result = synthesize(topology, make_collective(kind, 64 << 20, 1), options);
+      REQUIRE(result.switch_native);
+      require_verified(topology, result);
+      // The schedule routed through the switches, each transfer on its planned route and after
+      // the transfers before it on its ports: the replay is the plan (the plan's ticks round
+      // each transfer up to a picosecond).
+      CHECK(result.time_us == Approx(result.plan_us).epsilon(1e-6));
+      CHECK(result.time_us <= result.plan_us * (1 + 1e-9));
+      CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("automatic chunk counts keep the fastest candidate", "[synth]") {
+  for (const char* name : {"two-level-switch-8x4", "torus-4x4"}) {
+    const Topology topology = shipped(name);
+    const Collective collective = make_collective(CollectiveKind::kAllGather, 64 << 20, 1);
+    SynthOptions fixed;
+    fixed.switches = SwitchPlanning::kNative;  // unwinding, in the portfolio beside, is tried at one count
+    SynthOptions automatic = fixed;
+    automatic.auto_chunks = true;
+    const SynthResult chosen = synthesize(topology, collective, automatic);
+    require_verified(topology, chosen);
+    INFO(name << " chose " << chosen.chunks_per_npu);
+    double best = std::numeric_limits<double>::infinity();
+    for (std::uint32_t chunks : {1u, 2u, 4u, 8u}) {
+      best = std::min(best, synthesize(topology, make_collective(CollectiveKind::kAllGather, 64 << 20, chunks), fixed).time_us);
+    }
     CHECK(chosen.time_us == best);
+    CHECK(chosen.schedule.chunks_per_member() == chosen.chunks_per_npu);
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tenet/baselines/baseline.hpp"
 #include "tenet/batch/scenario.hpp"
 #include "tenet/collective.hpp"
 #include "tenet/io/result.hpp"
@@ -26,7 +27,7 @@ namespace tenet {
 struct BatchOptions {
   Collective collective;                 ///< kind, size, chunks per NPU; members come per scenario
   SynthOptions synth;
-  std::vector<std::string> baselines = {"ring", "direct"};  ///< simulated on each degraded topology
+  std::vector<std::string> baselines = baseline_names();  ///< simulated on each degraded topology
   std::uint32_t shard_index = 0;
   std::uint32_t shard_count = 1;
 };
@@ -62,7 +63,8 @@ struct BatchIdentity {
   std::string fingerprint;
   std::string collective;
   std::uint64_t size_bytes = 0;
-  std::uint32_t chunks_per_npu = 1;
+  std::string chunks_per_npu = "auto";   ///< as given: auto or a number
+  std::string switches = "auto";
   std::uint64_t seed = 0;
   std::string policy;
   std::string scenarios;          ///< the --scenarios value as given

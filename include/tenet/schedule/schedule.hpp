@@ -13,8 +13,11 @@
 // src's value into dst's (dst must not already hold any of the same contributions). Transfers are
 // stored in a topological order: every dependency has a smaller index. A transfer may start when
 // all its dependencies have finished; start_us/end_us are what the producer planned.
-// `link` names the single link a neighbour transfer was planned on (synthesized schedules); kNoLink
-// means "routed by the simulator" (baselines whose peers need not be neighbours).
+// `link` names the single link a neighbour transfer was planned on (synthesized schedules);
+// `route` names the path of physical links a transfer through switches was planned on (switch-
+// native synthesis: the sender's port into a switch, fabric links, the port into the receiver),
+// from the schedule's table of routes. With neither, the simulator routes the transfer (baselines
+// whose peers need not be neighbours).
 //
 // Storage is by column, sized for the largest synthesized schedules (268 million transfers on a
 // 128x128 mesh): endpoints, link and kind per transfer, start and end as indices into a table of
@@ -36,6 +39,8 @@ namespace tenet {
 
 using TransferId = std::uint32_t;
 using ChunkId = std::uint32_t;
+using RouteId = std::uint32_t;
+constexpr RouteId kNoRoute = ~RouteId{0};
 
 enum class TransferKind : std::uint8_t { kCopy, kReduce };
 
@@ -48,6 +53,7 @@ struct Transfer {
   NodeId src = kNoNode;
   NodeId dst = kNoNode;
   LinkId link = kNoLink;          ///< planned link, or kNoLink when the transfer is routed
+  RouteId route = kNoRoute;       ///< planned route through switches (Schedule::route_links)
   std::uint32_t chunk_count = 0;
   std::uint32_t dep_count = 0;
   TransferKind kind = TransferKind::kCopy;
@@ -92,13 +98,26 @@ class Schedule {
     transfer.end_us = times_[end_at_[id]];
     transfer.src = src_[id];
     transfer.dst = dst_[id];
-    transfer.link = link_[id];
+    transfer.link = decoded_link(link_[id]);
+    transfer.route = decoded_route(link_[id]);
     transfer.kind = kind_[id];
     return transfer;
   }
   NodeId src(TransferId id) const { return src_[id]; }
   NodeId dst(TransferId id) const { return dst_[id]; }
-  LinkId link(TransferId id) const { return link_[id]; }
+  LinkId link(TransferId id) const { return decoded_link(link_[id]); }
+  RouteId route(TransferId id) const { return decoded_route(link_[id]); }
+
+  /// Adds a route (physical links in order, from a transfer's src through switches to its dst)
+  /// and returns its id. Transfers name it by passing on_route(id) as their link.
+  RouteId add_route(std::span<const LinkId> links);
+  std::uint32_t route_count() const { return static_cast<std::uint32_t>(route_offsets_.size() - 1); }
+  std::span<const LinkId> route_links(RouteId route) const {
+    return {route_links_.data() + route_offsets_[route], route_offsets_[route + 1] - route_offsets_[route]};
+  }
+  /// The value to pass as `link` to add() (or write into Extension::link) for a transfer planned
+  /// on a route: routes share the link column, tagged by its top bit.
+  static LinkId on_route(RouteId route) { return route | kRouteTag; }
   TransferKind kind(TransferId id) const { return kind_[id]; }
   double start_us(TransferId id) const { return times_[start_at_[id]]; }
   double end_us(TransferId id) const { return times_[end_at_[id]]; }
@@ -172,14 +191,22 @@ class Schedule {
   ChunkId* chunk_slot(TransferId id) { return chunks_.slots(id); }
   TransferId* dep_slots(TransferId id) { return deps_.slots(id); }
 
-  /// Marks every transfer as routed (link = kNoLink): for a schedule planned on a derived
+  /// Marks every transfer as routed (no link, no route): for a schedule planned on a derived
   /// topology (switches unwound) whose links the user's topology does not have.
   void forget_links();
+
+  /// Replaces every transfer's planned start and end (one entry per transfer, in id order).
+  void retime(std::span<const double> starts, std::span<const double> ends);
 
   /// Free-form notes a producer wants the user to see (e.g. "swing on a non-torus: logical 1D").
   std::vector<std::string> notes;
 
  private:
+  static constexpr LinkId kRouteTag = LinkId{1} << 31;
+  static LinkId decoded_link(LinkId stored) { return stored == kNoLink || (stored & kRouteTag) == 0 ? stored : kNoLink; }
+  static RouteId decoded_route(LinkId stored) {
+    return stored == kNoLink || (stored & kRouteTag) == 0 ? kNoRoute : stored & ~kRouteTag;
+  }
   std::uint32_t time_index(double us);
   /// Every column but the dependencies, for one new transfer.
   void push_columns(NodeId src, NodeId dst, TransferKind kind, std::span<const ChunkId> chunks, double start_us,
@@ -202,6 +229,8 @@ class Schedule {
   std::vector<std::uint32_t> recent_times_;
   ListColumn chunks_;
   ListColumn deps_;
+  std::vector<std::uint64_t> route_offsets_ = {0};
+  std::vector<LinkId> route_links_;
 };
 
 }  // namespace tenet

@@ -23,6 +23,8 @@ namespace tenet {
 struct SimOptions {
   double gamma_us_per_byte = 0.0;  ///< reduction cost; 0 as in the papers
   RoutingPolicy routing = RoutingPolicy::kAuto;
+  /// Keep every transfer's simulated start (when it was issued) and end in SimResult.
+  bool record_times = false;
 };
 
 struct LinkLoad {
@@ -35,6 +37,8 @@ struct SimResult {
   std::vector<LinkLoad> links;       ///< by LinkId of the simulated topology
   double max_link_bytes = 0.0;
   std::uint64_t transfers = 0;
+  std::vector<double> start_us;      ///< per transfer, with SimOptions::record_times
+  std::vector<double> end_us;
 };
 
 /// Simulates a schedule on the topology it was made for. Throws InputError when a transfer's

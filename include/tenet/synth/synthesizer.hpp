@@ -5,7 +5,13 @@
 // becoming free, or data arriving next to an idle link) each free link u->v is matched to a chunk
 // u holds and v still wants; one chunk per link at a time. Reduce-scatter is the time-reversed
 // all-gather on the transposed graph (Sec. IV-H); all-reduce is reduce-scatter then all-gather.
-// Switches are first unwound into point-to-point links (Sec. IV-G), trying several degrees.
+// On a network with switches the matching runs on the physical links themselves by default
+// (switch-native: a transfer through switches holds every link of its route, src/synth/fabric.hpp),
+// or, as the paper does, on point-to-point links unwound from the switches (Sec. IV-G).
+//
+// Every candidate (chunk count, matching rule, unwinding degree, seed) is scored by its time on
+// the real network: a switch-native plan is replayed through the switches, an unwound one routed
+// through them; the result's schedule carries the times of that replay.
 
 #include <cstdint>
 #include <functional>
@@ -14,6 +20,7 @@
 
 #include "tenet/collective.hpp"
 #include "tenet/schedule/schedule.hpp"
+#include "tenet/sim/simulator.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet {
@@ -32,8 +39,24 @@ enum class SynthPolicy {
 /// "tenet" / "tacos"; throws InputError naming `option` otherwise.
 SynthPolicy parse_synth_policy(const std::string& text, const std::string& option);
 
+/// How a topology's switches are planned on.
+enum class SwitchPlanning {
+  /// Switch-native plans, and unwound ones while they are small enough to route through the
+  /// switches for scoring: the fastest on the real network wins.
+  kAuto,
+  /// On the physical links: a transfer through switches holds its sender's port, the fabric links
+  /// and its receiver's port (fabric.hpp); the plan is the time on the real network.
+  kNative,
+  /// TACOS Sec. IV-G: switches unwound into point-to-point links of 1/d of a port each.
+  kUnwind,
+};
+
 struct SynthOptions {
   SynthPolicy policy = SynthPolicy::kTenet;
+  SwitchPlanning switches = SwitchPlanning::kAuto;
+  /// Try several chunk counts per NPU (1, 2, 4, 8, as far as the transfers stay few enough) and
+  /// keep the fastest; otherwise use the collective's chunks_per_npu.
+  bool auto_chunks = false;
   std::uint64_t seed = 1;
   /// Independent seeds tried (in parallel); the fastest schedule wins, ties to the lower seed.
   std::uint32_t restarts = 1;
@@ -49,13 +72,23 @@ struct SynthOptions {
 };
 
 struct SynthResult {
+  /// On the input topology: its links, routes through its switches (switch-native), or neither
+  /// (unwound: routed by the simulator). Times are those of the replay on the real network.
   Schedule schedule;
-  /// The switch-free topology the schedule's links refer to: the input itself, or its unwinding.
-  Topology synthesis_topology;
-  std::uint32_t unwind_degree = 0;   ///< 0 when the topology had no switches
+  /// Collective time on the real network (the replay); the schedule's planned time.
+  double time_us = 0.0;
+  /// The time the winner's own plan predicted: on the physical links for a switch-native plan
+  /// (equal to time_us up to rounding), on unwound links when unwinding (not what runs).
+  double plan_us = 0.0;
+  std::uint32_t unwind_degree = 0;   ///< 0 unless switches were unwound
+  bool switch_native = false;        ///< planned on the switches themselves
+  std::uint32_t chunks_per_npu = 1;  ///< the chunk count of the winner
   std::uint64_t seed = 0;            ///< the seed whose schedule won
   SynthPolicy policy = SynthPolicy::kTenet;  ///< the matching rule whose schedule won
-  double time_us = 0.0;              ///< collective time as planned
+  bool near_first = false;           ///< switch-native: the fabric-sparing variant won
+  std::uint32_t candidates = 0;      ///< schedules synthesized and compared
+  /// Bytes and busy time per link of the input topology, from the replay.
+  std::vector<LinkLoad> link_loads;
 };
 
 /// Synthesizes `collective` on `topology`. Deterministic for given options, whatever the thread

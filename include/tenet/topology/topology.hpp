@@ -141,4 +141,8 @@ struct Adjacency {
   }
 };
 
+/// Time of `bytes` over a path of links with nothing else on it: the sum of the alphas plus the
+/// bytes at the slowest link's bandwidth (the simulator's and the synthesizer's cost of a route).
+double path_time_us(const Topology& topology, std::span<const LinkId> path, double bytes);
+
 }  // namespace tenet

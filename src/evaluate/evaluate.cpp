@@ -1,0 +1,80 @@
+#include "tenet/evaluate/evaluate.hpp"
+
+#include <chrono>
+
+#include "tenet/baselines/baseline.hpp"
+#include "tenet/verify/verifier.hpp"
+
+namespace tenet {
+namespace {
+
+CollectiveResult result_frame(const std::string& algorithm, const Topology& topology, const Collective& collective,
+                              const LowerBound& bound) {
+  CollectiveResult result;
+  result.algorithm = algorithm;
+  result.collective = collective.kind;
+  result.npus = static_cast<std::uint32_t>(collective.participants(topology).size());
+  result.size_bytes = collective.size_bytes;
+  result.lower_bound_us = bound.total_us;
+  return result;
+}
+
+}  // namespace
+
+Evaluation evaluate_synth(const Topology& topology, const Collective& collective, const SynthOptions& options,
+                          const LowerBound& bound) {
+  Evaluation evaluation;
+  CollectiveResult& result = evaluation.result = result_frame("synth", topology, collective, bound);
+  const auto started = std::chrono::steady_clock::now();
+  SynthResult synthesized = synthesize(topology, collective, options);
+  result.synthesis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  const VerifyResult verdict = verify_schedule(topology, synthesized.schedule);
+  result.verified = verdict.ok;
+  evaluation.verify_error = verdict.error;
+  result.time_us = synthesized.time_us;
+  result.transfers = synthesized.schedule.size();
+  std::string switches = "none";
+  if (synthesized.switch_native) switches = "native";
+  if (synthesized.unwind_degree != 0) switches = "unwound at degree " + std::to_string(synthesized.unwind_degree);
+  result.extra = {{"chunks_per_npu", synthesized.chunks_per_npu},
+                  {"chunks_per_npu_auto", options.auto_chunks},
+                  {"switches", switches},
+                  {"winning_rule", synthesized.policy == SynthPolicy::kTacos ? "tacos" : "tenet"},
+                  {"seed", synthesized.seed},
+                  {"candidates", synthesized.candidates},
+                  {"unwind_degree", synthesized.unwind_degree}};
+  if (synthesized.switch_native) result.extra["near_first"] = synthesized.near_first;
+  if (synthesized.unwind_degree != 0) result.extra["unwound_plan_us"] = synthesized.plan_us;
+  if (!verdict.ok) result.extra["verify_error"] = verdict.error;
+  // Point-to-point plans are their own replay and come without link loads: simulate for them.
+  evaluation.link_loads = synthesized.link_loads.empty() ? simulate(topology, synthesized.schedule).links
+                                                         : std::move(synthesized.link_loads);
+  evaluation.schedule = std::move(synthesized.schedule);
+  return evaluation;
+}
+
+Evaluation evaluate_baseline(const std::string& name, const Topology& topology, const Collective& collective,
+                             const LowerBound& bound, const std::string& option) {
+  Evaluation evaluation;
+  CollectiveResult& result = evaluation.result = result_frame(name, topology, collective, bound);
+  BaselineResult baseline = generate_baseline(name, topology, collective, option);
+  if (!baseline.applicable) {
+    result.applicable = false;
+    result.reason = baseline.reason;
+    return evaluation;
+  }
+  const VerifyResult verdict = verify_schedule(topology, baseline.schedule);
+  result.verified = verdict.ok;
+  evaluation.verify_error = verdict.error;
+  const SimResult simulated = simulate(topology, baseline.schedule);
+  result.time_us = simulated.time_us;
+  result.transfers = baseline.schedule.size();
+  result.extra = {{"chunks_per_member", baseline.schedule.chunks_per_member()},
+                  {"notes", baseline.schedule.notes}};
+  if (!verdict.ok) result.extra["verify_error"] = verdict.error;
+  evaluation.link_loads = simulated.links;
+  evaluation.schedule = std::move(baseline.schedule);
+  return evaluation;
+}
+
+}  // namespace tenet

@@ -1,0 +1,90 @@
+// Making a switch-native plan executable as planned: the order in which transfers use each lane of
+// the switch ports and fabric links becomes dependencies.
+//
+// Why dependencies. Transfers u->v1 and u->v2 through a switch are different connections; run as
+// soon as their data is there, both would start on u's port at once and share it, and the plan's
+// "one at a time, each at full speed" would not happen. So each routed transfer also waits for
+// the transfer before it on every lane of its route (fabric.hpp). The order is the planned one;
+// lanes are handed out in planned start order to whichever lane is free, which always succeeds
+// because the plan never put more transfers on a link than it has lanes. A direct NPU-to-NPU
+// link needs nothing: the simulator and the MSCCL writer keep a planned link's order already.
+//
+// Predecessors have smaller ids: in an all-gather transfers are listed in start order; in a
+// reduce-scatter (the reversal) in end order, and a lane's earlier transfer ends before the next
+// starts; an all-reduce's gather follows its reduce-scatter. A violation is a bug (logic_error).
+
+#include "switch_native.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "fabric.hpp"
+
+namespace tenet::synth {
+
+Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
+  const Fabric fabric(topology);
+  const std::size_t count = schedule.size();
+  std::vector<TransferId> by_start(count);
+  std::iota(by_start.begin(), by_start.end(), TransferId{0});
+  std::stable_sort(by_start.begin(), by_start.end(), [&](TransferId a, TransferId b) {
+    return schedule.start_us(a) < schedule.start_us(b);
+  });
+  // Per link, its lanes' last transfers (kNoTransfer while a lane is unused), CSR by link.
+  constexpr TransferId kNone = ~TransferId{0};
+  std::vector<std::uint64_t> lane_offsets(topology.link_count() + 1, 0);
+  for (LinkId id = 0; id < topology.link_count(); ++id) lane_offsets[id + 1] = lane_offsets[id] + fabric.lanes(id);
+  std::vector<TransferId> last_on_lane(lane_offsets.back(), kNone);
+  // Extra dependencies per transfer, CSR, filled in start order.
+  std::vector<std::vector<TransferId>> extra(count);
+  for (TransferId id : by_start) {
+    const RouteId route = schedule.route(id);
+    if (route == kNoRoute) continue;
+    const double start = schedule.start_us(id);
+    for (LinkId link : schedule.route_links(route)) {
+      // The free lane that was released last (ties: the lowest), so lanes stay packed.
+      std::uint64_t chosen = lane_offsets[link + 1];
+      double chosen_end = -1.0;
+      for (std::uint64_t lane = lane_offsets[link]; lane < lane_offsets[link + 1]; ++lane) {
+        const TransferId last = last_on_lane[lane];
+        const double end = last == kNone ? 0.0 : schedule.end_us(last);
+        if (last != kNone && end > start) continue;
+        if (chosen == lane_offsets[link + 1] || end > chosen_end) {
+          chosen = lane;
+          chosen_end = end;
+        }
+      }
+      if (chosen == lane_offsets[link + 1]) {
+        throw std::logic_error("switch-native plan: more transfers at once on link " + std::to_string(link) + " than it has lanes");
+      }
+      const TransferId before = last_on_lane[chosen];
+      if (before != kNone) {
+        if (before >= id) throw std::logic_error("switch-native plan: a port's earlier transfer has a later id");
+        extra[id].push_back(before);
+      }
+      last_on_lane[chosen] = id;
+    }
+  }
+
+  Schedule ordered(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
+                   schedule.algorithm());
+  ordered.notes = schedule.notes;
+  for (RouteId route = 0; route < schedule.route_count(); ++route) ordered.add_route(schedule.route_links(route));
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < count; ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    const std::span<const TransferId> own = schedule.deps_of(transfer);
+    deps.assign(own.begin(), own.end());
+    for (TransferId before : extra[id]) {
+      if (std::find(deps.begin(), deps.end(), before) == deps.end()) deps.push_back(before);
+    }
+    std::sort(deps.begin(), deps.end());
+    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    ordered.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
+                transfer.end_us, planned);
+  }
+  return ordered;
+}
+
+}  // namespace tenet::synth

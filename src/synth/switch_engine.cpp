@@ -1,0 +1,433 @@
+// Switch-native all-gather: the TEN greedy matching of all_gather_engine.cpp, planned on the
+// physical links of a topology with switches instead of on point-to-point links unwound from them.
+//
+// Model (fabric.hpp). A transfer is a chunk on a channel: one NPU-to-NPU link, or a route
+// u -> switch ... switch -> v that holds every physical link on it (one lane of each) for
+// alpha(route) + chunk / bottleneck(route). Because each transfer's bottleneck is a link it has to
+// itself, that is also its time under max-min fair sharing on the real switches: the plan holds.
+//
+// Matching. At every event (a transfer ending), NPUs are visited in a rotation that starts at a
+// random place (seed, event); each visits its free in-ports, fastest tier first across all NPUs
+// (so a slow port sees what its NPU's fast neighbours were just given), and fills each with the
+// best chunk some sender can offer: a direct link's sender is fixed; a switch port scans the
+// NPUs on that switch group from a random place for one whose own port and some fabric path are
+// free and that holds a chunk worth sending. Senders' ports are shared by every receiver, which
+// is why this matching is sequential within an event; candidates (chunk counts, seeds) run in
+// parallel around it, and the result is the same for any thread count.
+//
+// Chunk choice is tenet's rule: skip chunks a faster source of v (an NPU that reaches v quicker
+// than this port) holds or awaits, prefer the ones fewest of v's direct neighbours hold.
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "all_gather_engine.hpp"
+#include "fabric.hpp"
+#include "tenet/common/random.hpp"
+#include "tenet/common/units.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+constexpr std::uint32_t kNoChannel = ~std::uint32_t{0};
+constexpr int kRaritySample = 8;
+constexpr int kExamineBudget = 256;
+constexpr std::size_t kFasterSourceBudget = 64;
+constexpr std::uint64_t kProgressEvents = 128;
+
+struct InFlight {
+  Tick end;
+  std::uint32_t transfer;
+  bool operator>(const InFlight& other) const { return end != other.end ? end > other.end : transfer > other.transfer; }
+};
+
+class SwitchEngine {
+ public:
+  SwitchEngine(const AllGatherProblem& problem, std::uint64_t seed, bool near_first,
+               const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after)
+      : near_first_(near_first),
+        progress_(progress),
+        give_up_after_(give_up_after),
+        topology_(*problem.topology),
+        adjacency_(*problem.topology),
+        fabric_(*problem.topology),
+        seed_(seed),
+        chunk_bytes_(problem.chunk_bytes),
+        nodes_(problem.topology->npu_count()),
+        chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
+        words_((chunks_ + 63) / 64),
+        transfers_(problem.log_block_bits) {
+    const std::size_t slots = static_cast<std::size_t>(nodes_) * words_;
+    holds_.assign(slots, 0);
+    have_.assign(slots, 0);
+    const std::uint64_t tail = chunks_ % 64 == 0 ? 0 : ~std::uint64_t{0} << (chunks_ % 64);
+    for (NodeId v = 0; v < nodes_; ++v) have_[static_cast<std::size_t>(v) * words_ + words_ - 1] |= tail;
+    held_count_.assign(nodes_, 0);
+    switches_of_.resize(nodes_);
+    have_count_.assign(nodes_, 0);
+    is_member_.assign(nodes_, 0);
+    for (NodeId member : problem.members) is_member_[member] = 1;
+    for (ChunkId chunk = 0; chunk < chunks_; ++chunk) {
+      const NodeId owner = problem.members[chunk / problem.chunks_per_member];
+      set_bit(holds_, owner, chunk);
+      set_bit(have_, owner, chunk);
+      ++held_count_[owner];
+      ++have_count_[owner];
+    }
+    members_unfinished_ = 0;
+    for (NodeId member : problem.members) members_unfinished_ += held_count_[member] == chunks_ ? 0 : 1;
+    switch_have_.assign(static_cast<std::size_t>(topology_.switch_count()) * words_, 0);
+    for (const Link& link : topology_.links()) {
+      if (link.src < nodes_ && topology_.is_switch(link.dst)) switches_of_[link.src].push_back(link.dst - nodes_);
+    }
+    for (ChunkId chunk = 0; chunk < chunks_; ++chunk) mark_near(problem.members[chunk / problem.chunks_per_member], chunk);
+    busy_.assign(topology_.link_count(), 0);
+    direct_channel_.assign(topology_.link_count(), kNoChannel);
+    for (LinkId id = 0; id < topology_.link_count(); ++id) {
+      const Link& link = topology_.link(id);
+      if (link.src < nodes_ && link.dst < nodes_) direct_channel_[id] = add_channel(link.src, link.dst, {&id, 1});
+    }
+    find_port_tiers();
+    find_faster_sources();
+  }
+
+  AllGatherTrace run() {
+    Tick now = 0;
+    std::uint64_t event = 0;
+    const double needed = static_cast<double>(members_unfinished_) * chunks_;
+    while (members_unfinished_ > 0) {
+      if (progress_ && event % kProgressEvents == 0 && needed > 0) {
+        progress_(std::min(1.0, static_cast<double>(transfers_.size()) / needed));
+      }
+      event_times_.push_back(now);
+      match_all(static_cast<std::uint32_t>(event));
+      if (in_flight_.empty()) throw std::logic_error("switch-native synthesis stalled with members unfinished");
+      now = in_flight_.top().end;
+      if (give_up_after_ != nullptr && now > give_up_after_->load(std::memory_order_relaxed)) {
+        AllGatherTrace abandoned;
+        abandoned.abandoned = true;
+        return abandoned;
+      }
+      ++event;
+      while (!in_flight_.empty() && in_flight_.top().end == now) {
+        land(in_flight_.top().transfer);
+        in_flight_.pop();
+      }
+    }
+    event_times_.push_back(now);
+    AllGatherTrace trace;
+    trace.finish = now;
+    trace.event_times = std::move(event_times_);
+    trace.chunk_count = chunks_;
+    link_feeders(transfers_, nodes_, chunks_, channels_.src, channels_.dst);
+    prune_unforwarded(trace, transfers_, is_member_, channels_.dst);
+    trace.link_ticks = std::move(channel_ticks_);
+    trace.channels = std::move(channels_);
+    return trace;
+  }
+
+ private:
+  static std::size_t word_of(ChunkId chunk) { return chunk / 64; }
+  static std::uint64_t mask_of(ChunkId chunk) { return std::uint64_t{1} << (chunk % 64); }
+  bool test_bit(const std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) const {
+    return (bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] & mask_of(chunk)) != 0;
+  }
+  void set_bit(std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) {
+    bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] |= mask_of(chunk);
+  }
+
+  Tick ticks_of(std::span<const LinkId> route) const {
+    return std::max<Tick>(1, static_cast<Tick>(std::ceil(path_time_us(topology_, route, chunk_bytes_) * kTicksPerUs)));
+  }
+
+  std::uint32_t add_channel(NodeId src, NodeId dst, std::span<const LinkId> route) {
+    channels_.src.push_back(src);
+    channels_.dst.push_back(dst);
+    channels_.route_links.insert(channels_.route_links.end(), route.begin(), route.end());
+    channels_.route_offsets.push_back(channels_.route_links.size());
+    channel_ticks_.push_back(ticks_of(route));
+    return static_cast<std::uint32_t>(channels_.size() - 1);
+  }
+
+  /// The channel u -> v over `up`, switch path `path`, and `down`, made on first use.
+  std::uint32_t switched_channel(const Attachment& from, std::uint32_t path, LinkId down) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>>& known = switched_[std::uint64_t{from.up} << 32 | down];
+    for (const auto& [known_path, channel] : known) {
+      if (known_path == path) return channel;
+    }
+    route_.clear();
+    route_.push_back(from.up);
+    const std::span<const LinkId> middle = fabric_.path_links(path);
+    route_.insert(route_.end(), middle.begin(), middle.end());
+    route_.push_back(down);
+    const std::uint32_t channel = add_channel(from.npu, topology_.link(down).dst, route_);
+    known.push_back({path, channel});
+    return channel;
+  }
+
+  /// Each in-port's tier: its fastest channel's time. Ports are matched tier by tier.
+  void find_port_tiers() {
+    port_ticks_.assign(topology_.link_count(), 0);
+    for (NodeId v = 0; v < nodes_; ++v) {
+      for (LinkId port : adjacency_.in(v)) {
+        const NodeId from = topology_.link(port).src;
+        if (from < nodes_) {
+          port_ticks_[port] = channel_ticks_[direct_channel_[port]];
+          continue;
+        }
+        Tick best = std::numeric_limits<Tick>::max();
+        for (const Attachment& attachment : fabric_.attachments(fabric_.group_of(from))) {
+          if (attachment.npu == v) continue;
+          const std::span<const std::uint32_t> paths = fabric_.paths(attachment.sw, from);
+          if (paths.empty()) continue;
+          best = std::min(best, route_ticks(attachment.up, paths.front(), port));
+        }
+        port_ticks_[port] = best;
+      }
+    }
+    for (LinkId port = 0; port < topology_.link_count(); ++port) {
+      if (topology_.link(port).dst < nodes_ && port_ticks_[port] != std::numeric_limits<Tick>::max()) {
+        tiers_.push_back(port_ticks_[port]);
+      }
+    }
+    std::sort(tiers_.begin(), tiers_.end());
+    tiers_.erase(std::unique(tiers_.begin(), tiers_.end()), tiers_.end());
+  }
+
+  Tick route_ticks(LinkId up, std::uint32_t path, LinkId down) {
+    route_.clear();
+    route_.push_back(up);
+    const std::span<const LinkId> middle = fabric_.path_links(path);
+    route_.insert(route_.end(), middle.begin(), middle.end());
+    route_.push_back(down);
+    return ticks_of(route_);
+  }
+
+  /// For every in-port of every NPU v, the NPUs (other than v) that reach v faster than a chunk
+  /// crosses that port, by a Dijkstra backwards from v over channels, bounded by the port's time
+  /// and a budget. What they hold or await will reach v sooner another way.
+  void find_faster_sources() {
+    faster_offsets_.assign(topology_.link_count() + 1, 0);
+    std::vector<Tick> distance(nodes_, std::numeric_limits<Tick>::max());
+    std::vector<NodeId> touched;
+    std::priority_queue<std::pair<Tick, NodeId>, std::vector<std::pair<Tick, NodeId>>, std::greater<>> frontier;
+    const Tick fastest = tiers_.empty() ? 0 : tiers_.front();
+    for (LinkId port = 0; port < topology_.link_count(); ++port) {
+      faster_offsets_[port + 1] = faster_offsets_[port];
+      const Link& link = topology_.link(port);
+      if (link.dst >= nodes_ || port_ticks_[port] <= fastest) continue;
+      const Tick radius = port_ticks_[port];
+      const NodeId v = link.dst;
+      distance[v] = 0;
+      touched.push_back(v);
+      frontier.push({0, v});
+      std::size_t found = 0;
+      while (!frontier.empty() && found < kFasterSourceBudget) {
+        auto [at, node] = frontier.top();
+        frontier.pop();
+        if (at > distance[node]) continue;
+        if (node != v) {
+          faster_sources_.push_back(node);
+          ++faster_offsets_[port + 1];
+          ++found;
+        }
+        auto relax = [&](NodeId from, Tick cost) {
+          const Tick candidate = at + cost;
+          if (candidate >= radius || candidate >= distance[from]) return;
+          if (distance[from] == std::numeric_limits<Tick>::max()) touched.push_back(from);
+          distance[from] = candidate;
+          frontier.push({candidate, from});
+        };
+        for (LinkId in : adjacency_.in(node)) {
+          const NodeId from = topology_.link(in).src;
+          if (from < nodes_) {
+            relax(from, channel_ticks_[direct_channel_[in]]);
+            continue;
+          }
+          for (const Attachment& attachment : fabric_.attachments(fabric_.group_of(from))) {
+            if (attachment.npu == node) continue;
+            const std::span<const std::uint32_t> paths = fabric_.paths(attachment.sw, from);
+            if (!paths.empty()) relax(attachment.npu, route_ticks(attachment.up, paths.front(), in));
+          }
+        }
+      }
+      while (!frontier.empty()) frontier.pop();
+      for (NodeId node : touched) distance[node] = std::numeric_limits<Tick>::max();
+      touched.clear();
+    }
+  }
+
+  bool free(LinkId link) const { return busy_[link] < fabric_.lanes(link); }
+
+  void match_all(std::uint32_t event) {
+    Rng rng(mix_seed(seed_, event));
+    const NodeId start = static_cast<NodeId>(rng.below(nodes_));
+    for (Tick tier : tiers_) {
+      for (NodeId k = 0; k < nodes_; ++k) {
+        const NodeId v = start + k < nodes_ ? start + k : start + k - nodes_;
+        if (have_count_[v] == chunks_) continue;
+        for (LinkId port : adjacency_.in(v)) {
+          if (port_ticks_[port] != tier || !free(port)) continue;
+          match_port(v, port, event, rng);
+          if (have_count_[v] == chunks_) break;
+        }
+      }
+    }
+  }
+
+  void match_port(NodeId v, LinkId port, std::uint32_t event, Rng& rng) {
+    const NodeId from = topology_.link(port).src;
+    if (from < nodes_) {
+      const ChunkId chunk = best_offer(from, v, port, nullptr, rng);
+      if (chunk != kNoChunk) start_transfer(direct_channel_[port], chunk, event);
+      return;
+    }
+    // With near_first, senders on the port's own switch come first (their transfers hold no
+    // fabric link), and a sender across the fabric offers only chunks no NPU on that switch holds
+    // or awaits, so the fabric links (where a network is usually thinnest) carry nothing the
+    // switch already has. Without it, every sender of the group in one random rotation.
+    const std::span<const Attachment> senders = fabric_.attachments(fabric_.group_of(from));
+    const std::uint64_t* near = switch_have_.data() + static_cast<std::size_t>(from - nodes_) * words_;
+    const std::size_t count = senders.size();
+    const std::size_t first = rng.below(count);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t k = 0; k < count; ++k) {
+        const Attachment& sender = senders[first + k < count ? first + k : first + k - count];
+        if (near_first_ && (sender.sw == from) != (pass == 0)) continue;
+        if (!near_first_ && pass == 1) return;
+        if (sender.npu == v || !free(sender.up)) continue;
+        const std::span<const std::uint32_t> paths = fabric_.paths(sender.sw, from);
+        std::uint32_t path = kNoChannel;
+        const std::size_t offset = paths.size() > 1 ? rng.below(paths.size()) : 0;
+        for (std::size_t p = 0; p < paths.size() && path == kNoChannel; ++p) {
+          const std::uint32_t candidate = paths[(offset + p) % paths.size()];
+          const std::span<const LinkId> links = fabric_.path_links(candidate);
+          if (std::all_of(links.begin(), links.end(), [&](LinkId link) { return free(link); })) path = candidate;
+        }
+        if (path == kNoChannel) continue;
+        const ChunkId chunk = best_offer(sender.npu, v, port, near_first_ && pass == 1 ? near : nullptr, rng);
+        if (chunk == kNoChunk) continue;
+        start_transfer(switched_channel(sender, path, port), chunk, event);
+        return;
+      }
+    }
+  }
+
+  /// Every switch `npu` is attached to now holds or awaits `chunk` on one of its NPUs.
+  void mark_near(NodeId npu, ChunkId chunk) {
+    for (std::uint32_t sw : switches_of_[npu]) switch_have_[static_cast<std::size_t>(sw) * words_ + word_of(chunk)] |= mask_of(chunk);
+  }
+
+  void start_transfer(std::uint32_t channel, ChunkId chunk, std::uint32_t event) {
+    const NodeId v = channels_.dst[channel];
+    set_bit(have_, v, chunk);
+    mark_near(v, chunk);
+    ++have_count_[v];
+    for (LinkId link : channels_.route(channel)) ++busy_[link];
+    const std::uint32_t index = static_cast<std::uint32_t>(transfers_.size());
+    transfers_.push_back({event, channel, chunk, kNotDelivered});
+    in_flight_.push({event_times_[event] + channel_ticks_[channel], index});
+  }
+
+  void land(std::uint32_t index) {
+    const MatchedTransfer& transfer = transfers_[index];
+    const std::uint32_t channel = transfer.link;
+    for (LinkId link : channels_.route(channel)) --busy_[link];
+    const NodeId v = channels_.dst[channel];
+    set_bit(holds_, v, transfer.chunk);
+    if (++held_count_[v] == chunks_ && is_member_[v]) --members_unfinished_;
+  }
+
+  /// A chunk u holds that v neither holds nor awaits, worth sending over `port`, or kNoChunk.
+  ChunkId best_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, Rng& rng) {
+    const std::span<const NodeId> faster(faster_sources_.data() + faster_offsets_[port],
+                                         faster_sources_.data() + faster_offsets_[port + 1]);
+    const std::uint64_t* offered = holds_.data() + static_cast<std::size_t>(u) * words_;
+    const std::uint64_t* had = have_.data() + static_cast<std::size_t>(v) * words_;
+    ChunkId best = kNoChunk;
+    std::uint32_t best_rarity = ~std::uint32_t{0};
+    int sampled = 0;
+    int examined = 0;
+    const std::size_t start = rng.below(words_);
+    for (std::size_t k = 0; k < words_; ++k) {
+      const std::size_t w = start + k < words_ ? start + k : start + k - words_;
+      const std::uint64_t bits = offered[w] & ~had[w] & (near == nullptr ? ~std::uint64_t{0} : ~near[w]);
+      if (bits == 0) continue;
+      const unsigned shift = static_cast<unsigned>(rng.below(64));
+      for (std::uint64_t rotated = std::rotr(bits, static_cast<int>(shift)); rotated != 0; rotated &= rotated - 1) {
+        if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
+        const ChunkId chunk = static_cast<ChunkId>(w * 64 + (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64);
+        ++examined;
+        bool beaten = false;
+        for (NodeId x : faster) beaten = beaten || (x != u && test_bit(have_, x, chunk));
+        if (beaten) continue;
+        ++sampled;
+        std::uint32_t rarity = 0;
+        for (LinkId in : adjacency_.in(v)) {
+          const NodeId x = topology_.link(in).src;
+          if (x < nodes_ && x != u && test_bit(holds_, x, chunk)) ++rarity;
+        }
+        if (rarity < best_rarity) {
+          best_rarity = rarity;
+          best = chunk;
+          if (rarity == 0) return best;
+        }
+      }
+    }
+    return best;
+  }
+
+  const bool near_first_;
+  const std::function<void(double)>& progress_;
+  const std::atomic<Tick>* give_up_after_;
+  const Topology& topology_;
+  const Adjacency adjacency_;
+  const Fabric fabric_;
+  const std::uint64_t seed_;
+  const double chunk_bytes_;
+  const std::uint32_t nodes_;
+  const std::uint32_t chunks_;
+  const std::size_t words_;
+
+  std::vector<std::uint64_t> holds_;
+  std::vector<std::uint64_t> have_;
+  std::vector<std::uint32_t> held_count_;
+  std::vector<std::uint32_t> have_count_;
+  std::vector<char> is_member_;
+  std::uint32_t members_unfinished_ = 0;
+
+  std::vector<std::vector<std::uint32_t>> switches_of_;  ///< per NPU: the switches it is attached to
+  std::vector<std::uint64_t> switch_have_;     ///< per switch: chunks some NPU on it holds or awaits
+  std::vector<std::uint32_t> busy_;            ///< lanes in use, per link
+  ChannelTable channels_;
+  std::vector<Tick> channel_ticks_;
+  std::vector<std::uint32_t> direct_channel_;  ///< per NPU-to-NPU link
+  /// Switched channels by (up, down) port pair: (fabric path, channel) for each path used.
+  std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> switched_;
+  std::vector<LinkId> route_;                  ///< scratch
+
+  std::vector<Tick> port_ticks_;               ///< per link into an NPU
+  std::vector<Tick> tiers_;
+  std::vector<std::uint32_t> faster_offsets_;
+  std::vector<NodeId> faster_sources_;
+
+  std::priority_queue<InFlight, std::vector<InFlight>, std::greater<>> in_flight_;
+  TransferLog transfers_;
+  std::vector<Tick> event_times_;
+};
+
+}  // namespace
+
+AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, bool near_first,
+                                     const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after) {
+  SwitchEngine engine(problem, seed, near_first, progress, give_up_after);
+  return engine.run();
+}
+
+}  // namespace tenet::synth

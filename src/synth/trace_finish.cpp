@@ -1,0 +1,85 @@
+// Finishing an all-gather trace, for both engines: feeders and the pruning of unforwarded relays.
+
+#include <algorithm>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "all_gather_engine.hpp"
+
+namespace tenet::synth {
+
+/// Gives every transfer its feeder: the transfer that brought its chunk to its source. Done
+/// once at the end, NPU by NPU in parallel: each NPU's arrivals and departures are bucketed
+/// together, so the lookup table is one NPU's chunks (cache-resident), not every (NPU, chunk).
+void link_feeders(TransferLog& transfers, std::uint32_t nodes, std::uint32_t chunks, std::span<const NodeId> src_of,
+                std::span<const NodeId> dst_of) {
+  const std::size_t count = transfers.size();
+  std::vector<std::uint64_t> in_offsets(nodes + 1, 0);
+  std::vector<std::uint64_t> out_offsets(nodes + 1, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    ++in_offsets[dst_of[transfers[i].link] + 1];
+    ++out_offsets[src_of[transfers[i].link] + 1];
+  }
+  for (NodeId v = 0; v < nodes; ++v) {
+    in_offsets[v + 1] += in_offsets[v];
+    out_offsets[v + 1] += out_offsets[v];
+  }
+  std::vector<std::uint32_t> arrivals(count);
+  std::vector<std::uint32_t> departures(count);
+  {
+    std::vector<std::uint64_t> in_fill(in_offsets.begin(), in_offsets.end() - 1);
+    std::vector<std::uint64_t> out_fill(out_offsets.begin(), out_offsets.end() - 1);
+    for (std::size_t i = 0; i < count; ++i) {
+      arrivals[in_fill[dst_of[transfers[i].link]]++] = static_cast<std::uint32_t>(i);
+      departures[out_fill[src_of[transfers[i].link]]++] = static_cast<std::uint32_t>(i);
+    }
+  }
+  tbb::enumerable_thread_specific<std::vector<std::uint32_t>> tables(
+      [&] { return std::vector<std::uint32_t>(chunks, kNotDelivered); });
+  tbb::parallel_for(tbb::blocked_range<NodeId>(0, nodes, 16), [&](const auto& range) {
+    std::vector<std::uint32_t>& arrived_by = tables.local();
+    for (NodeId u = range.begin(); u != range.end(); ++u) {
+      for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
+        arrived_by[transfers[arrivals[k]].chunk] = arrivals[k];
+      }
+      for (std::uint64_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
+        MatchedTransfer& transfer = transfers[departures[k]];
+        transfer.feeder = arrived_by[transfer.chunk];
+      }
+      for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
+        arrived_by[transfers[arrivals[k]].chunk] = kNotDelivered;
+      }
+    }
+  });
+}
+
+/// Drops deliveries to relays that are never forwarded (walking backwards, a transfer is kept
+/// when it feeds a member or a kept transfer), then renumbers.
+void prune_unforwarded(AllGatherTrace& trace, TransferLog& transfers, std::span<const char> is_member,
+                     std::span<const NodeId> dst_of) {
+  if (std::all_of(is_member.begin(), is_member.end(), [](char member) { return member != 0; })) {
+    trace.transfers = std::move(transfers);
+    return;
+  }
+  const std::size_t count = transfers.size();
+  std::vector<char> keep(count, 0);
+  for (std::size_t i = count; i-- > 0;) {
+    const MatchedTransfer& transfer = transfers[i];
+    // A relay's delivery still in flight at the finish never arrived: it cannot be needed.
+    if (!is_member[dst_of[transfer.link]] && !keep[i]) continue;
+    keep[i] = 1;
+    if (transfer.feeder != kNotDelivered) keep[transfer.feeder] = 1;
+  }
+  std::vector<std::uint32_t> new_index(count, kNotDelivered);
+  trace.transfers = TransferLog(transfers.block_bits());
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!keep[i]) continue;
+    new_index[i] = static_cast<std::uint32_t>(trace.transfers.size());
+    MatchedTransfer kept = transfers[i];
+    if (kept.feeder != kNotDelivered) kept.feeder = new_index[kept.feeder];
+    trace.transfers.push_back(kept);
+  }
+}
+
+}  // namespace tenet::synth
