@@ -43,7 +43,11 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                   {"seed", synthesized.seed},
                   {"candidates", synthesized.candidates},
                   {"unwind_degree", synthesized.unwind_degree}};
-  if (synthesized.switch_native) result.extra["near_first"] = synthesized.near_first;
+  if (synthesized.switch_native) {
+    const SenderOrder order = synthesized.sender_order;
+    const char* names[] = {"any", "near-first", "far-first", "ring-first"};
+    result.extra["sender_order"] = names[static_cast<int>(order)];
+  }
   if (synthesized.unwind_degree != 0) result.extra["unwound_plan_us"] = synthesized.plan_us;
   if (!verdict.ok) result.extra["verify_error"] = verdict.error;
   // Point-to-point plans are their own replay and come without link loads: simulate for them.

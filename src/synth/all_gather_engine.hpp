@@ -111,9 +111,8 @@ AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy polic
                               const std::atomic<Tick>* give_up_after = nullptr);
 
 /// The same on a topology with switches, planned on the physical links themselves (fabric.hpp):
-/// the trace's transfers name channels. tenet's rule only. `near_first`: a receiver takes from
-/// senders on its own switch first, and across the fabric only chunks its switch lacks.
-AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, bool near_first,
+/// the trace's transfers name channels. tenet's rule only.
+AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
                                      const std::function<void(double)>& progress = {},
                                      const std::atomic<Tick>* give_up_after = nullptr);
 

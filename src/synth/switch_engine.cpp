@@ -28,6 +28,7 @@
 
 #include "all_gather_engine.hpp"
 #include "fabric.hpp"
+#include "tenet/baselines/ring.hpp"
 #include "tenet/common/random.hpp"
 #include "tenet/common/units.hpp"
 
@@ -49,9 +50,9 @@ struct InFlight {
 
 class SwitchEngine {
  public:
-  SwitchEngine(const AllGatherProblem& problem, std::uint64_t seed, bool near_first,
+  SwitchEngine(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
                const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after)
-      : near_first_(near_first),
+      : order_(order),
         progress_(progress),
         give_up_after_(give_up_after),
         topology_(*problem.topology),
@@ -92,6 +93,14 @@ class SwitchEngine {
     for (LinkId id = 0; id < topology_.link_count(); ++id) {
       const Link& link = topology_.link(id);
       if (link.src < nodes_ && link.dst < nodes_) direct_channel_[id] = add_channel(link.src, link.dst, {&id, 1});
+    }
+    if (order_ == SenderOrder::kRingFirst) {
+      ring_neighbours_.assign(2 * static_cast<std::size_t>(nodes_), kNoNode);
+      const std::vector<NodeId> ring = ring_embedding(topology_, problem.members).order;
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        ring_neighbours_[2 * static_cast<std::size_t>(ring[i])] = ring[(i + ring.size() - 1) % ring.size()];
+        ring_neighbours_[2 * static_cast<std::size_t>(ring[i]) + 1] = ring[(i + 1) % ring.size()];
+      }
     }
     find_port_tiers();
     find_faster_sources();
@@ -268,14 +277,20 @@ class SwitchEngine {
   void match_all(std::uint32_t event) {
     Rng rng(mix_seed(seed_, event));
     const NodeId start = static_cast<NodeId>(rng.below(nodes_));
-    for (Tick tier : tiers_) {
-      for (NodeId k = 0; k < nodes_; ++k) {
-        const NodeId v = start + k < nodes_ ? start + k : start + k - nodes_;
-        if (have_count_[v] == chunks_) continue;
-        for (LinkId port : adjacency_.in(v)) {
-          if (port_ticks_[port] != tier || !free(port)) continue;
-          match_port(v, port, event, rng);
-          if (have_count_[v] == chunks_) break;
+    // Ring-first sweeps every receiver for its ring neighbours before any takes another sender:
+    // otherwise a receiver whose neighbours are busy would take a sender from the one after it.
+    for (bool ring_only : {true, false}) {
+      if (ring_only && order_ != SenderOrder::kRingFirst) continue;
+      ring_only_ = ring_only;
+      for (Tick tier : tiers_) {
+        for (NodeId k = 0; k < nodes_; ++k) {
+          const NodeId v = start + k < nodes_ ? start + k : start + k - nodes_;
+          if (have_count_[v] == chunks_) continue;
+          for (LinkId port : adjacency_.in(v)) {
+            if (port_ticks_[port] != tier || !free(port)) continue;
+            match_port(v, port, event, rng);
+            if (have_count_[v] == chunks_) break;
+          }
         }
       }
     }
@@ -284,23 +299,35 @@ class SwitchEngine {
   void match_port(NodeId v, LinkId port, std::uint32_t event, Rng& rng) {
     const NodeId from = topology_.link(port).src;
     if (from < nodes_) {
+      if (ring_only_) return;
       const ChunkId chunk = best_offer(from, v, port, nullptr, rng);
       if (chunk != kNoChunk) start_transfer(direct_channel_[port], chunk, event);
       return;
     }
-    // With near_first, senders on the port's own switch come first (their transfers hold no
-    // fabric link), and a sender across the fabric offers only chunks no NPU on that switch holds
-    // or awaits, so the fabric links (where a network is usually thinnest) carry nothing the
-    // switch already has. Without it, every sender of the group in one random rotation.
+    // Ordered by distance (SenderOrder), a sender across the fabric offers only chunks no NPU on
+    // the port's switch holds or awaits: a fabric link (where a network is usually thinnest)
+    // never carries what the switch already has. Unordered, every sender of the group in one
+    // random rotation, any chunk. Ring-first tries v's two neighbours on the ring embedding first.
     const std::span<const Attachment> senders = fabric_.attachments(fabric_.group_of(from));
     const std::uint64_t* near = switch_have_.data() + static_cast<std::size_t>(from - nodes_) * words_;
     const std::size_t count = senders.size();
     const std::size_t first = rng.below(count);
-    for (int pass = 0; pass < 2; ++pass) {
+    const bool by_distance = order_ == SenderOrder::kNearFirst || order_ == SenderOrder::kFarFirst;
+    // Ring-first sweeps take the ring predecessor (pass 0), then the successor (pass 1): when
+    // every receiver prefers its predecessor the senders are matched as a pipelined ring. The
+    // other sweeps take the rest: near, then far (pass 2, 3), far, then near, or all at once.
+    const int first_pass = ring_only_ ? 0 : 2;
+    const int last_pass = ring_only_ ? 0 : by_distance ? 3 : 2;
+    if (order_ == SenderOrder::kRingFirst && !ring_only_) {
+      // A receiver whose predecessor is on this switch group waits for it: the ring stays a ring.
+      const NodeId pred = ring_neighbours_[2 * static_cast<std::size_t>(v)];
+      if (std::any_of(senders.begin(), senders.end(), [&](const Attachment& a) { return a.npu == pred; })) return;
+    }
+    for (int pass = first_pass; pass <= last_pass; ++pass) {
       for (std::size_t k = 0; k < count; ++k) {
         const Attachment& sender = senders[first + k < count ? first + k : first + k - count];
-        if (near_first_ && (sender.sw == from) != (pass == 0)) continue;
-        if (!near_first_ && pass == 1) return;
+        if (pass < 2 && sender.npu != ring_neighbours_[2 * static_cast<std::size_t>(v) + pass]) continue;
+        if (by_distance && (sender.sw == from) != (pass == (order_ == SenderOrder::kNearFirst ? 2 : 3))) continue;
         if (sender.npu == v || !free(sender.up)) continue;
         const std::span<const std::uint32_t> paths = fabric_.paths(sender.sw, from);
         std::uint32_t path = kNoChannel;
@@ -311,7 +338,7 @@ class SwitchEngine {
           if (std::all_of(links.begin(), links.end(), [&](LinkId link) { return free(link); })) path = candidate;
         }
         if (path == kNoChannel) continue;
-        const ChunkId chunk = best_offer(sender.npu, v, port, near_first_ && pass == 1 ? near : nullptr, rng);
+        const ChunkId chunk = best_offer(sender.npu, v, port, by_distance && sender.sw != from ? near : nullptr, rng);
         if (chunk == kNoChunk) continue;
         start_transfer(switched_channel(sender, path, port), chunk, event);
         return;
@@ -383,7 +410,7 @@ class SwitchEngine {
     return best;
   }
 
-  const bool near_first_;
+  const SenderOrder order_;
   const std::function<void(double)>& progress_;
   const std::atomic<Tick>* give_up_after_;
   const Topology& topology_;
@@ -402,6 +429,8 @@ class SwitchEngine {
   std::vector<char> is_member_;
   std::uint32_t members_unfinished_ = 0;
 
+  std::vector<NodeId> ring_neighbours_;        ///< ring-first: per NPU, its predecessor and successor
+  bool ring_only_ = false;                     ///< this sweep takes ring neighbours only
   std::vector<std::vector<std::uint32_t>> switches_of_;  ///< per NPU: the switches it is attached to
   std::vector<std::uint64_t> switch_have_;     ///< per switch: chunks some NPU on it holds or awaits
   std::vector<std::uint32_t> busy_;            ///< lanes in use, per link
@@ -424,9 +453,9 @@ class SwitchEngine {
 
 }  // namespace
 
-AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, bool near_first,
+AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
                                      const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after) {
-  SwitchEngine engine(problem, seed, near_first, progress, give_up_after);
+  SwitchEngine engine(problem, seed, order, progress, give_up_after);
   return engine.run();
 }
 

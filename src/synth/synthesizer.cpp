@@ -43,7 +43,7 @@ constexpr std::size_t kRankRoutedMax = 250000;
 
 struct Candidate {
   std::uint32_t chunks = 1;
-  bool near_first = false;  ///< switch-native variant (run_switch_all_gather)
+  SenderOrder order = SenderOrder::kAny;  ///< switch-native variant (run_switch_all_gather)
   std::uint32_t degree = 0;
   std::uint64_t seed = 0;
   SynthPolicy policy = SynthPolicy::kTenet;
@@ -136,8 +136,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
 
   std::vector<Candidate> candidates;
-  auto add = [&](std::uint32_t chunks, bool near_first, std::size_t d, std::uint64_t seed, SynthPolicy policy) {
-    candidates.push_back({chunks, near_first, degrees[d], seed, policy, &planned_on[d],
+  auto add = [&](std::uint32_t chunks, SenderOrder order, std::size_t d, std::uint64_t seed, SynthPolicy policy) {
+    candidates.push_back({chunks, order, degrees[d], seed, policy, &planned_on[d],
                           transposed.empty() ? nullptr : &transposed[d], switched && degrees[d] == 0});
   };
   for (std::uint32_t restart = 0; restart < std::max<std::uint32_t>(1, options.restarts); ++restart) {
@@ -147,8 +147,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         // Unwinding already slices every port d ways: beside switch-native plans it is tried at
         // the smallest chunk count only.
         if (native && !switch_native && chunks != chunk_counts.front()) continue;
-        add(chunks, false, d, options.seed + restart, options.policy);
-        if (switch_native) add(chunks, true, d, options.seed + restart, options.policy);
+        add(chunks, SenderOrder::kAny, d, options.seed + restart, options.policy);
+        if (!switch_native) continue;
+        add(chunks, SenderOrder::kNearFirst, d, options.seed + restart, options.policy);
+        add(chunks, SenderOrder::kFarFirst, d, options.seed + restart, options.policy);
+        add(chunks, SenderOrder::kRingFirst, d, options.seed + restart, options.policy);
       }
     }
   }
@@ -158,7 +161,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // switch groups it can win outright. So when unwinding, the default also runs the paper's
   // rule once, on the densest unwinding tried, and keeps whichever is faster.
   if (options.policy == SynthPolicy::kTenet && unwinding) {
-    add(chunk_counts.front(), false, degrees.size() - 1, options.seed, SynthPolicy::kTacos);
+    add(chunk_counts.front(), SenderOrder::kAny, degrees.size() - 1, options.seed, SynthPolicy::kTacos);
   }
   // Branch and bound stops a run that can no longer win on its planned time: only sound when
   // every candidate is ranked by its planned time (point-to-point, or unwinding too large to route).
@@ -208,7 +211,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // A switch-native candidate is ranked by its replay, which can beat its plan: every one must
     // finish, or which ones stopped (a matter of timing) could change the winner.
     synth::AllGatherTrace trace =
-        candidate.switch_native ? synth::run_switch_all_gather(problem, seed, candidate.near_first, progress, nullptr)
+        candidate.switch_native ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
                : synth::run_all_gather(problem, candidate.policy, seed, progress, branch_and_bound ? &best_total : nullptr);
     done[task].store(1.0, std::memory_order_relaxed);
     (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
@@ -303,7 +306,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (winner.degree != 0) {
     result.schedule.notes.push_back("switches unwound at degree " + std::to_string(winner.degree));
   }
-  result.near_first = winner.near_first;
+  result.sender_order = winner.order;
   return result;
 }
 

@@ -51,6 +51,15 @@ enum class SwitchPlanning {
   kUnwind,
 };
 
+/// Switch-native matching: the order in which a free port into an NPU tries the senders of its
+/// switch group. Ordered, a sender across the fabric offers only chunks the port's own switch
+/// lacks; near-first spares the fabric links, far-first keeps them busy from the start (on a tree
+/// the leaf's uplink is the bottleneck that must never idle). Ring-first tries the receiver's two
+/// neighbours on the ring embedding (the Patarasuk-Yuan ring on switched trees) before the rest:
+/// matched that way every port is busy at every step and each fabric link carries one transfer
+/// each way, which is what reaches the per-port bound on trees.
+enum class SenderOrder { kAny, kNearFirst, kFarFirst, kRingFirst };
+
 struct SynthOptions {
   SynthPolicy policy = SynthPolicy::kTenet;
   SwitchPlanning switches = SwitchPlanning::kAuto;
@@ -85,7 +94,7 @@ struct SynthResult {
   std::uint32_t chunks_per_npu = 1;  ///< the chunk count of the winner
   std::uint64_t seed = 0;            ///< the seed whose schedule won
   SynthPolicy policy = SynthPolicy::kTenet;  ///< the matching rule whose schedule won
-  bool near_first = false;           ///< switch-native: the fabric-sparing variant won
+  SenderOrder sender_order = SenderOrder::kAny;  ///< switch-native: the variant that won
   std::uint32_t candidates = 0;      ///< schedules synthesized and compared
   /// Bytes and busy time per link of the input topology, from the replay.
   std::vector<LinkLoad> link_loads;
