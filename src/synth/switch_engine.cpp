@@ -41,6 +41,10 @@ constexpr int kRaritySample = 8;
 constexpr int kExamineBudget = 256;
 constexpr std::size_t kFasterSourceBudget = 64;
 constexpr std::uint64_t kProgressEvents = 128;
+/// Free senders a switch port asks for a chunk per event before it gives up until the next: large
+/// switch groups (128 NPUs on a ring-fc-switch plane) would otherwise scan every sender's chunks
+/// for every port at every event, mostly in vain late in the run.
+constexpr int kSenderBudget = 32;
 
 struct InFlight {
   Tick end;
@@ -323,8 +327,9 @@ class SwitchEngine {
       const NodeId pred = ring_neighbours_[2 * static_cast<std::size_t>(v)];
       if (std::any_of(senders.begin(), senders.end(), [&](const Attachment& a) { return a.npu == pred; })) return;
     }
-    for (int pass = first_pass; pass <= last_pass; ++pass) {
-      for (std::size_t k = 0; k < count; ++k) {
+    int asked = 0;
+    for (int pass = first_pass; pass <= last_pass && asked < kSenderBudget; ++pass) {
+      for (std::size_t k = 0; k < count && asked < kSenderBudget; ++k) {
         const Attachment& sender = senders[first + k < count ? first + k : first + k - count];
         if (pass < 2 && sender.npu != ring_neighbours_[2 * static_cast<std::size_t>(v) + pass]) continue;
         if (by_distance && (sender.sw == from) != (pass == (order_ == SenderOrder::kNearFirst ? 2 : 3))) continue;
@@ -338,6 +343,7 @@ class SwitchEngine {
           if (std::all_of(links.begin(), links.end(), [&](LinkId link) { return free(link); })) path = candidate;
         }
         if (path == kNoChannel) continue;
+        ++asked;
         const ChunkId chunk = best_offer(sender.npu, v, port, by_distance && sender.sw != from ? near : nullptr, rng);
         if (chunk == kNoChunk) continue;
         start_transfer(switched_channel(sender, path, port), chunk, event);
@@ -391,9 +397,7 @@ class SwitchEngine {
         if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
         const ChunkId chunk = static_cast<ChunkId>(w * 64 + (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64);
         ++examined;
-        bool beaten = false;
-        for (NodeId x : faster) beaten = beaten || (x != u && test_bit(have_, x, chunk));
-        if (beaten) continue;
+        if (std::any_of(faster.begin(), faster.end(), [&](NodeId x) { return x != u && test_bit(have_, x, chunk); })) continue;
         ++sampled;
         std::uint32_t rarity = 0;
         for (LinkId in : adjacency_.in(v)) {
