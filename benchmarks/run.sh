@@ -25,8 +25,8 @@ cases=(
 
 field() { grep -o "\"$1\": [^,}]*" <<<"$2" | head -1 | sed 's/.*: //; s/"//g'; }
 
-printf '%-24s %-13s %6s %6s %10s %9s %8s %12s %9s %11s %8s %6s\n' \
-  topology collective npus chunks transfers synth_s total_s transfers/s peak_MiB time_us /bound /chunk
+printf '%-24s %-13s %6s %6s %10s %9s %8s %12s %9s %11s %8s\n' \
+  topology collective npus chunks transfers synth_s total_s transfers/s peak_MiB time_us /bound
 for entry in "${cases[@]}"; do
   read -r topology collective size chunks extra <<<"$entry"
   started=$(date +%s.%N)
@@ -37,10 +37,9 @@ for entry in "${cases[@]}"; do
   transfers=$(field transfers "$out")
   time=$(field time_us "$out")
   bound=$(field lower_bound_us "$out")
-  chunked=$(field chunked_lower_bound_us "$out")
   awk -v t="$topology${extra:+ }$(sed 's/--threads /t/' <<<"$extra")" -v c="$collective" -v n="$(field npus "$out")" \
       -v k="$chunks" -v x="$transfers" -v ms="$ms" -v total="$total" -v m="$(field peak_memory_MiB "$out")" -v time="$time" \
-      -v b="$bound" -v cb="$chunked" -v ok="$(field verified "$out")" \
-      'BEGIN { printf "%-24s %-13s %6d %6d %10d %9.3f %8.2f %12.0f %9.0f %11.1f %8.3f %6.3f%s\n",
-               t, c, n, k, x, ms / 1000, total, x / (ms / 1000), m, time, time / b, time / cb, ok == "true" ? "" : "  NOT VERIFIED" }'
+      -v b="$bound" -v ok="$(field verified "$out")" \
+      'BEGIN { printf "%-24s %-13s %6d %6d %10d %9.3f %8.2f %12.0f %9.0f %11.1f %8.3f%s\n",
+               t, c, n, k, x, ms / 1000, total, x / (ms / 1000), m, time, time / b, ok == "true" ? "" : "  NOT VERIFIED" }'
 done

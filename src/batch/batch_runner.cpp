@@ -74,7 +74,7 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   if (outcome.status != "ok") return outcome;
 
   const Diameter diameter = compute_diameter(degraded, collective.members);
-  const double bound = lower_bound(degraded, collective, diameter).total_us;
+  const LowerBound bound = lower_bound(degraded, collective, diameter);
   const std::uint32_t participants = static_cast<std::uint32_t>(collective.participants(degraded).size());
 
   const auto started = std::chrono::steady_clock::now();
@@ -88,7 +88,7 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   synth.npus = participants;
   synth.size_bytes = collective.size_bytes;
   synth.time_us = result.time_us;
-  synth.lower_bound_us = bound;
+  synth.bound = bound;
   synth.verified = verdict.ok;
   synth.synthesis_ms = synthesis_ms;
   synth.transfers = result.schedule.size();
@@ -109,7 +109,7 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
     row.collective = collective.kind;
     row.npus = participants;
     row.size_bytes = collective.size_bytes;
-    row.lower_bound_us = bound;
+    row.bound = bound;
     BaselineResult baseline = generate_baseline(name, degraded, collective);
     if (!baseline.applicable) {
       row.applicable = false;

@@ -29,3 +29,9 @@ tenet_cli_test(baseline_bad_output EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4
   STDERR "error: --output: 'schedule.txt': tenet writes schedules as .json")
 tenet_cli_test(baseline_bad_members EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --members 0,99
   STDERR "error: --members:")
+# The contention-free estimate of a ring over two DGX-1 ignores that its two directions share the
+# one bridge: below the cut bound, and said so.
+tenet_cli_test(baseline_below_bound EXIT 0 ARGS baseline -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -a ring -c allgather
+  --size 64MiB STDOUT "lower bound          2.685 ms, cut binds (planned time / bound 0.639)
+bound terms          ingress 787.1 us, cut 2.685 ms (bandwidth 2.684 ms), latency 4.8 us
+note                 the planned time is below the lower bound")
