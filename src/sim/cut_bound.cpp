@@ -30,19 +30,22 @@
 // every member but the sink v with capacity x; a cut whose sink side S holds v costs
 // x * (members in S - 1) + B_in(S), which is below x * (m - 1) exactly when B_in(S) < x * |M \ S|. So
 // one minimum cut per member finds a set beating x, if there is one. Newton / Dinkelbach: x starts
-// at the best single-member cut (in-bandwidth / (m - 1)); each round runs one max-flow per member
-// still in question, in parallel, and x becomes the best ratio among the sets found. A member
-// whose cut did not beat x keeps not beating every smaller x, so later rounds run only the members
-// that found a better set. x only decreases, each time by more than 1e-12 relative, and the
-// |M \ S| of the best set decreases every round (Dinkelbach), so there are at most m - 1 rounds.
-// Ratios are summed from the cut's link bandwidths, never read off flow values: whatever rounding
-// does to a flow, the bound is the ratio of an actual set, hence valid, and exact to 1e-12.
+// at the best single-member cut (in-bandwidth / (m - 1)); members are checked in batches, one
+// max-flow each, in parallel at the current x, and after each batch x becomes the best ratio among
+// the sets it found. A member whose cut did not beat x keeps not beating every smaller x, so it is
+// done; one that found a better set is queued again, to be checked at the lower x. When the queue
+// is empty every member was last satisfied at an x no smaller than the final one: x is optimal.
+// x only decreases, each time by more than 1e-12 relative, over finitely many sets, so the search
+// ends; usually after m max-flows and a batch (a set beating the single-member cuts is found in
+// the first batch and the rest check against it). Ratios are summed from the cut's link
+// bandwidths, never read off flow values: whatever rounding does to a flow, the bound is the ratio
+// of an actual set, hence valid, and exact to 1e-12.
 //
-// Work: a round is up to m max-flows, each about linear in the flow network's size (nodes + 1
-// vertices, 2 (links + m) edges; cut_graph.hpp says why push-relabel). Past the budget the sinks are
-// an evenly spaced subset of the members (the bound then holds S containing one of them: still a
-// bound, marked inexact). Each max-flow depends only on (graph, capacities, x, sink), so the
-// result is the same for every thread count.
+// Work: about m max-flows, each about linear in the flow network's size (nodes + 1 vertices,
+// 2 (links + m) edges; cut_graph.hpp says why push-relabel). Past the budget the sinks are an
+// evenly spaced subset of the members (the bound then holds S containing one of them: still a
+// bound, marked inexact). Each max-flow depends only on (graph, capacities, x, sink) and batches
+// have a fixed size, so the result is the same for every thread count.
 
 #include "tenet/sim/cut_bound.hpp"
 
@@ -64,6 +67,10 @@ using cut::CutGraph;
 /// decreases, so the search ends, and rounding noise never counts as an improvement.
 constexpr double kImprovement = 1e-12;
 
+/// Sinks checked together at one rate. A fixed number, not one per thread: the rate after each
+/// batch, hence the result, must not depend on the thread count.
+constexpr std::size_t kSinksPerBatch = 32;
+
 /// `count` indices of [first, last), evenly spaced, ascending; all of them when they fit.
 std::vector<std::uint32_t> spaced_indices(std::uint32_t first, std::uint32_t last, std::uint64_t count) {
   const std::uint64_t range = last - first;
@@ -80,10 +87,11 @@ double smallest_latency_us(const Topology& topology) {
   return topology.link_count() == 0 ? 0.0 : smallest;
 }
 
-/// Runs `run(scratch, i)` for i in [0, count) in parallel, each task with its own scratch.
+/// Runs `run(scratch, i)` for i in [0, count) in parallel, each thread with its own scratch (its
+/// capacities start as `capacities`; a run may change the super source's edges only).
 template <typename Run>
-void for_each_sink(const CutGraph& graph, const std::vector<double>& capacities, std::size_t count, const Run& run) {
-  tbb::enumerable_thread_specific<CutGraph::Scratch> scratches;
+void for_each_sink(const CutGraph& graph, const std::vector<double>& capacities,
+                   tbb::enumerable_thread_specific<CutGraph::Scratch>& scratches, std::size_t count, const Run& run) {
   tbb::parallel_for(std::size_t{0}, count, [&](std::size_t i) {
     CutGraph::Scratch& scratch = scratches.local();
     if (scratch.capacity.empty()) graph.prepare(scratch, capacities);
@@ -107,37 +115,39 @@ void search_gather_cut(const Topology& topology, const std::vector<NodeId>& memb
   const CutGraph graph(topology, members);
   const std::vector<double> capacities = graph.link_capacities(transposed);
   const std::uint64_t affordable = work_budget / (graph.vertex_count() + graph.edge_count());
-  std::vector<std::uint32_t> pending = spaced_indices(0, m, affordable);
-  bound.sinks = static_cast<std::uint32_t>(pending.size());
-  bound.exact = pending.size() == m;
-  const std::uint64_t flow_limit = 2 * std::max<std::uint64_t>(affordable, pending.size());
+  // Sinks in the order they are checked; one that finds a better set is queued again.
+  std::vector<std::uint32_t> queue = spaced_indices(0, m, affordable);
+  bound.sinks = static_cast<std::uint32_t>(queue.size());
+  bound.exact = queue.size() == m;
+  const std::uint64_t flow_limit = 2 * std::max<std::uint64_t>(affordable, queue.size());
 
   struct Found {
     double bandwidth = 0.0;
     std::uint32_t outside = 0;
   };
-  for (std::uint32_t round = 0; !pending.empty(); ++round) {
-    if (round >= m || bound.max_flows + pending.size() > flow_limit) {
+  tbb::enumerable_thread_specific<CutGraph::Scratch> scratches;
+  for (std::size_t head = 0; head < queue.size();) {
+    const std::size_t count = std::min(kSinksPerBatch, queue.size() - head);
+    if (bound.max_flows + count > flow_limit) {
       bound.exact = false;  // never seen; the rate is still that of an actual set
       break;
     }
-    std::vector<Found> found(pending.size());
-    for_each_sink(graph, capacities, pending.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
-      const std::uint32_t sink = pending[i];
+    std::vector<Found> found(count);
+    for_each_sink(graph, capacities, scratches, count, [&](CutGraph::Scratch& scratch, std::size_t i) {
+      const std::uint32_t sink = queue[head + i];
       for (std::uint32_t j = 0; j < m; ++j) scratch.capacity[graph.source_edge(j)] = j == sink ? 0.0 : rate;
       graph.max_flow(scratch, graph.super_source(), members[sink]);
       for (NodeId member : members) found[i].outside += CutGraph::source_side(scratch, member) ? 1 : 0;
       found[i].bandwidth = graph.cut_capacity(scratch);
     });
-    bound.max_flows += static_cast<std::uint32_t>(pending.size());
+    bound.max_flows += static_cast<std::uint32_t>(count);
 
-    std::vector<std::uint32_t> improved;
     double next_rate = rate;
-    for (std::size_t i = 0; i < pending.size(); ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       if (found[i].outside == 0) continue;
       const double ratio = found[i].bandwidth / found[i].outside;
       if (ratio >= rate * (1.0 - kImprovement)) continue;
-      improved.push_back(pending[i]);
+      queue.push_back(queue[head + i]);  // to be checked again at the lower rate
       if (ratio < next_rate) {
         next_rate = ratio;
         best_bandwidth = found[i].bandwidth;
@@ -145,7 +155,7 @@ void search_gather_cut(const Topology& topology, const std::vector<NodeId>& memb
       }
     }
     rate = next_rate;
-    pending = std::move(improved);
+    head += count;
   }
   bound.cut_bandwidth_GBps = best_bandwidth;
   bound.members_outside = best_outside;
@@ -172,12 +182,14 @@ void search_separating_cut(const Topology& topology, const std::vector<NodeId>& 
 
   // Both directions from v0 = members[0], each on its own capacities (the super source is idle).
   std::vector<double> found(sinks.size(), 0.0);
-  for_each_sink(graph, forward, sinks.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
+  tbb::enumerable_thread_specific<CutGraph::Scratch> forward_scratches;
+  for_each_sink(graph, forward, forward_scratches, sinks.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
     graph.max_flow(scratch, members[0], members[sinks[i]]);
     found[i] = graph.cut_capacity(scratch);
   });
   for (double cut : found) smallest = std::min(smallest, cut);
-  for_each_sink(graph, transposed, sinks.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
+  tbb::enumerable_thread_specific<CutGraph::Scratch> transposed_scratches;
+  for_each_sink(graph, transposed, transposed_scratches, sinks.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
     graph.max_flow(scratch, members[0], members[sinks[i]]);
     found[i] = graph.cut_capacity(scratch);
   });

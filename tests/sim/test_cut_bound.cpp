@@ -30,8 +30,14 @@ namespace {
 
 /// Shipped topologies up to this many NPUs are checked against every schedule; fewer under the
 /// sanitizers, which slow the simulator down tenfold.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)  // GCC
 constexpr std::uint32_t kLargestChecked = 32;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // Clang
+constexpr std::uint32_t kLargestChecked = 32;
+#else
+constexpr std::uint32_t kLargestChecked = 64;
+#endif
 #else
 constexpr std::uint32_t kLargestChecked = 64;
 #endif

@@ -12,9 +12,9 @@
 
 namespace tenet {
 
-/// Max-flow work one round of a cut bound may spend, counted as (vertices + edges) of the flow
-/// network per max-flow run: about 0.2 s on one core of the development machine, enough for every
-/// member of a 1,024-NPU torus or mesh. Later rounds (rare) may spend as much again.
+/// Max-flow work a cut bound plans for, counted as (vertices + edges) of the flow network per
+/// max-flow run: about 0.2 s on one core of the development machine, enough to try every member of
+/// a 1,024-NPU torus or mesh. Members that find better sets are tried again, up to as much again.
 constexpr std::uint64_t kCutWorkBudget = std::uint64_t{3} << 23;
 
 struct CutBoundOptions {
