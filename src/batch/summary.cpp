@@ -93,8 +93,8 @@ json batch_summary(const BatchIdentity& identity, const std::string& shard, json
 
 std::string summary_csv(const json& summary) {
   std::string text =
-      "scenario,status,failed_npus,failed_links,npus,time_us,algbw_GBps,lower_bound_us,slowdown,verified,"
-      "best_baseline,best_baseline_speedup\n";
+      "scenario,status,failed_npus,failed_links,npus,time_us,algbw_GBps,lower_bound_us,lower_bound_term,"
+      "time_over_lower_bound,slowdown,verified,best_baseline,best_baseline_speedup\n";
   for (const json& row : summary["scenarios"]) {
     std::string npus;
     for (const json& id : row["failed"]["npus"]) {
@@ -111,7 +111,8 @@ std::string summary_csv(const json& summary) {
     const bool ok = row["status"] == "ok";
     auto get = [&](const char* key) { return ok && row.contains(key) ? csv_field(row[key]) : std::string(); };
     text += csv_field(row["scenario"]) + "," + csv_field(row["status"]) + "," + npus + "," + links + "," + get("npus") +
-            "," + get("time_us") + "," + get("algbw_GBps") + "," + get("lower_bound_us") + "," + get("slowdown") +
+            "," + get("time_us") + "," + get("algbw_GBps") + "," + get("lower_bound_us") + "," +
+            get("lower_bound_term") + "," + get("time_over_lower_bound") + "," + get("slowdown") +
             "," + get("verified") + "," + get("best_baseline") + "," + get("speedup_over_best_baseline") + "\n";
   }
   return text;

@@ -81,8 +81,8 @@ void run_baseline(const BaselineCommandOptions& options) {
     Table facts({options.algorithm, heading}, false);
     facts.add_row({"time", format_time_us(report.time_us) + " (simulated: routed over the topology, links shared)"});
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
-    facts.add_row({"lower bound", format_time_us(bound.total_us) + " (time / bound " +
-                                      fixed(report.time_us / bound.total_us, 3) + ")"});
+    facts.add_row({"lower bound", bound_summary(bound, report.time_us, "time")});
+    facts.add_row({"bound terms", bound_terms_text(bound)});
     facts.add_row({"transfers", std::to_string(schedule.size())});
     for (const std::string& note : schedule.notes) facts.add_row({"note", note});
     facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});

@@ -81,15 +81,19 @@ void print_summary_table(const nlohmann::json& summary) {
   std::cout << "batch " << batch["collective"].get<std::string>() << " of "
             << format_size(batch["size_bytes"].get<std::uint64_t>()) << " on " << batch["topology"].get<std::string>()
             << ": " << summary["scenarios"].size() << " scenario(s), worst first\n";
-  Table table({"scenario", "status", "NPUs", "time", "algbw GB/s", "slowdown", "best baseline", "speedup", "verified"});
+  Table table({"scenario", "status", "NPUs", "time", "algbw GB/s", "bound", "binds", "time/bound", "slowdown",
+               "best baseline", "speedup", "verified"});
   for (const nlohmann::json& row : summary["scenarios"]) {
     if (row["status"] != "ok") {
-      table.add_row({row["scenario"], row["status"], "", "", "", "", "", "", ""});
+      table.add_row({row["scenario"], row["status"], "", "", "", "", "", "", "", "", "", ""});
       continue;
     }
     const bool has_baseline = !row["best_baseline"].is_null();
+    const double bound = row.value("lower_bound_us", 0.0);
     table.add_row({row["scenario"], "ok", std::to_string(row["npus"].get<std::uint32_t>()),
                    format_time_us(row["time_us"].get<double>()), fixed(row["algbw_GBps"].get<double>(), 2),
+                   format_time_us(bound), row.value("lower_bound_term", std::string("-")),
+                   bound > 0.0 ? fixed(row["time_us"].get<double>() / bound, 3) : "-",
                    fixed(row["slowdown"].get<double>(), 3), has_baseline ? row["best_baseline"].get<std::string>() : "-",
                    has_baseline ? fixed(row["speedup_over_best_baseline"].get<double>(), 2) + "x" : "-",
                    row["verified"].get<bool>() ? "yes" : "NO"});

@@ -44,6 +44,20 @@ std::string Table::render() const {
   return text;
 }
 
+std::string bound_summary(const LowerBound& bound, double time_us, const std::string& time_label) {
+  std::string text = format_time_us(bound.total_us) + ", " + bound.binding_name() + " binds";
+  if (bound.total_us > 0.0) text += " (" + time_label + " / bound " + fixed(time_us / bound.total_us, 3) + ")";
+  return text;
+}
+
+std::string bound_terms_text(const LowerBound& bound) {
+  std::string text = "ingress " + format_time_us(bound.ingress_us) + ", cut " + format_time_us(bound.cut_us) +
+                     " (bandwidth " + format_time_us(bound.cut_bandwidth_us) + "), latency " +
+                     format_time_us(bound.latency_us);
+  if (!bound.cut.exact) text += "; " + cut_coverage_note(bound.cut);
+  return text;
+}
+
 void add_threads_option(CLI::App* command, int& threads) {
   command->add_option("--threads", threads, "Worker threads (0: all cores); results do not depend on it")
       ->check(CLI::Range(0, 1024))

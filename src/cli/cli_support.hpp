@@ -15,6 +15,7 @@
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/io/msccl_xml.hpp"
 #include "tenet/schedule/schedule.hpp"
+#include "tenet/sim/bounds.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet::cli {
@@ -39,6 +40,13 @@ class Table {
 
 /// printf-style number formatting without the iostream dance: fixed(3.14159, 2) == "3.14".
 std::string fixed(double value, int decimals);
+
+/// The "lower bound" row of a facts table: "3.844 ms, cut binds (time / bound 1.514)"; `time_label`
+/// names the time set against the bound.
+std::string bound_summary(const LowerBound& bound, double time_us, const std::string& time_label = "time");
+/// The "bound terms" row: "ingress 3.81 ms, cut 3.84 ms (bandwidth 3.84 ms), latency 2 us", and
+/// the cut's coverage when it is not exact ("; cut bound over 64 of 1024 members").
+std::string bound_terms_text(const LowerBound& bound);
 
 /// Thrown by a subcommand that finished but must exit non-zero (e.g. a schedule did not verify).
 struct Exit {

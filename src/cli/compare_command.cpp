@@ -82,17 +82,20 @@ void run_compare(const CompareOptions& options) {
   synth_options.seed = options.seed;
   const Topology& topology = loaded.topology;
   const Diameter diameter = compute_diameter(topology, loaded.collective.members);
+  // The binding cut does not depend on the size: found once for the whole sweep.
+  const CutBound cut = collective_cut_bound(topology, loaded.collective);
   if (!options.heatmap.empty() && std::find(algorithms.begin(), algorithms.end(), options.heatmap_algorithm) == algorithms.end()) {
     throw InputError("", "--heatmap-algorithm", "'" + options.heatmap_algorithm + "' is not among the compared algorithms");
   }
 
   std::vector<std::vector<Row>> table(sizes.size());
+  std::vector<LowerBound> bounds(sizes.size());
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     Collective collective = loaded.collective;
     collective.size_bytes = sizes[s];
-    const LowerBound bound = lower_bound(topology, collective, diameter);
+    bounds[s] = lower_bound(topology, collective, diameter, cut);
     for (const std::string& algorithm : algorithms) {
-      table[s].push_back(run_one(algorithm, topology, collective, bound, synth_options));
+      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options));
     }
   }
 
@@ -105,7 +108,6 @@ void run_compare(const CompareOptions& options) {
     for (const Row& row : table[s]) {
       nlohmann::json object = result_to_json(row.result);
       if (row.result.applicable) {
-        object["time_over_lower_bound"] = row.result.time_us / row.result.lower_bound_us;
         object["slowdown_vs_best"] = row.result.time_us / best;
         object["winner"] = row.result.verified && row.result.time_us == best;
       }
@@ -145,18 +147,22 @@ void run_compare(const CompareOptions& options) {
     return;
   }
   if (options.csv) {
-    std::cout << "algorithm,collective,npus,size_bytes,applicable,time_us,algbw_GBps,lower_bound_us,"
+    std::cout << "algorithm,collective,npus,size_bytes,applicable,time_us,algbw_GBps,lower_bound_us,lower_bound_term,"
+                 "ingress_bound_us,cut_bound_us,cut_bandwidth_bound_us,latency_bound_us,cut_exact,"
                  "time_over_lower_bound,slowdown_vs_best,winner,verified,reason\n";
     for (const nlohmann::json& r : results) {
       const bool applicable = r["applicable"].get<bool>();
       std::cout << r["algorithm"].get<std::string>() << "," << r["collective"].get<std::string>() << "," << r["npus"]
                 << "," << r["size_bytes"] << "," << (applicable ? "true" : "false") << ",";
       if (applicable) {
+        const nlohmann::json& terms = r["lower_bound_terms"];
         std::cout << r["time_us"] << "," << r["algbw_GBps"] << "," << r["lower_bound_us"] << ","
+                  << r["lower_bound_term"].get<std::string>() << "," << terms["ingress_us"] << "," << terms["cut_us"]
+                  << "," << terms["cut_bandwidth_us"] << "," << terms["latency_us"] << "," << terms["cut_exact"] << ","
                   << r["time_over_lower_bound"] << "," << r["slowdown_vs_best"] << "," << r["winner"] << ","
                   << r["verified"] << ",";
       } else {
-        std::cout << ",,,,,,false,\"" << r["reason"].get<std::string>() << "\"";
+        std::cout << ",,,,,,,,,,,,false,\"" << r["reason"].get<std::string>() << "\"";
       }
       std::cout << "\n";
     }
@@ -165,7 +171,9 @@ void run_compare(const CompareOptions& options) {
   std::cout << collective_name(loaded.collective.kind) << " on " << topology.name << " ("
             << loaded.collective.participants(topology).size() << " NPUs); * marks the fastest verified algorithm\n";
   for (std::size_t s = 0; s < sizes.size(); ++s) {
-    std::cout << "\n" << format_size(sizes[s]) << ":\n";
+    const LowerBound& bound = bounds[s];
+    std::cout << "\n" << format_size(sizes[s]) << ": lower bound " << format_time_us(bound.total_us) << ", "
+              << bound.binding_name() << " binds; " << bound_terms_text(bound) << "\n";
     Table out({"algorithm", "time", "algbw GB/s", "time/bound", "vs best", "verified"});
     std::vector<std::string> reasons;
     for (std::size_t a = 0; a < algorithms.size(); ++a) {

@@ -132,7 +132,7 @@ void run_simulate(const SimulateOptions& options) {
   report.npus = static_cast<std::uint32_t>(schedule.members().size());
   report.size_bytes = schedule.size_bytes();
   report.time_us = sim.time_us;
-  report.lower_bound_us = bound.total_us;
+  report.bound = bound;
   report.verified = file.verified;
   report.transfers = schedule.size();
   nlohmann::json busiest = nlohmann::json::array();
@@ -166,9 +166,8 @@ void run_simulate(const SimulateOptions& options) {
     Table facts({"simulate " + schedule.algorithm(), title}, false);
     facts.add_row({"time", format_time_us(sim.time_us)});
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
-    std::string bound_text = format_time_us(bound.total_us);
-    if (bound.total_us > 0.0) bound_text += " (time / bound " + fixed(sim.time_us / bound.total_us, 3) + ")";
-    facts.add_row({"lower bound", bound_text});
+    facts.add_row({"lower bound", bound_summary(bound, sim.time_us)});
+    facts.add_row({"bound terms", bound_terms_text(bound)});
     if (scaled) {
       facts.add_row({"planned time", format_time_us(loaded.planned_time_us()) + " (at " + format_size(loaded.size_bytes()) + ")"});
     } else if (file.planned) {

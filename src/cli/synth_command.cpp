@@ -74,8 +74,8 @@ void run_synth(const SynthCommandOptions& options) {
     if (topology.switch_count() > 0) time += " (replayed on the real switches)";
     facts.add_row({"time", time});
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
-    facts.add_row({"lower bound", format_time_us(bound.total_us) + " (time / bound " +
-                                      fixed(report.time_us / bound.total_us, 3) + ")"});
+    facts.add_row({"lower bound", bound_summary(bound, report.time_us)});
+    facts.add_row({"bound terms", bound_terms_text(bound)});
     facts.add_row({"chunks per NPU", std::to_string(chunks) + (loaded.auto_chunks ? " (auto)" : "")});
     if (topology.switch_count() > 0) {
       std::string switches = extra["switches"].get<std::string>();

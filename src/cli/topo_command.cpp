@@ -9,6 +9,7 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/io/result.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
 #include "tenet/topology/generators.hpp"
@@ -226,8 +227,15 @@ void run_info(const InfoOptions& options) {
     for (const BoundRow& row : bounds) {
       rows.push_back({{"collective", collective_name(row.kind)},
                       {"lower_bound_us", row.bound.total_us},
+                      {"lower_bound_term", row.bound.binding_name()},
+                      {"lower_bound_terms", lower_bound_terms_json(row.bound)},
                       {"ingress_bound_us", row.bound.ingress_us},
-                      {"latency_bound_us", row.bound.latency_us}});
+                      {"cut_bound_us", row.bound.cut_us},
+                      {"latency_bound_us", row.bound.latency_us},
+                      {"cut_bandwidth_GBps", row.bound.cut.cut_bandwidth_GBps},
+                      {"cut_crossing_share", row.bound.cut.crossing_share},
+                      {"cut_members_outside", row.bound.cut.members_outside},
+                      {"cut_max_flows", row.bound.cut.max_flows}});
     }
     document["lower_bounds"] = rows;
     print_json(document);
@@ -257,12 +265,26 @@ void run_info(const InfoOptions& options) {
   std::cout << facts.render() << "\nlower bounds for " << format_size(size) << " (" << size << " B)";
   if (!members.empty()) std::cout << " among " << members.size() << " members";
   std::cout << ":\n";
-  Table table({"collective", "bound", "ingress bound", "latency bound"});
+  Table table({"collective", "bound", "binds", "ingress bound", "cut bound", "latency bound", "tightest cut"});
+  std::vector<std::string> notes;
   for (const BoundRow& row : bounds) {
-    table.add_row({collective_name(row.kind), format_time_us(row.bound.total_us), format_time_us(row.bound.ingress_us),
-                   format_time_us(row.bound.latency_us)});
+    const CutBound& cut = row.bound.cut;
+    // The cut behind the cut term, in words: the share of the data that crosses it, its bandwidth.
+    std::string cut_text = "-";
+    if (cut.cut_bandwidth_GBps > 0.0) {
+      cut_text = "size";
+      if (cut.members_outside != 0) {
+        cut_text = std::to_string(cut.members_outside) + "/" + std::to_string(cut.members) + " x size";
+      }
+      cut_text += " / " + fixed(cut.cut_bandwidth_GBps, 2) + " GB/s";
+    }
+    table.add_row({collective_name(row.kind), format_time_us(row.bound.total_us), row.bound.binding_name(),
+                   format_time_us(row.bound.ingress_us), format_time_us(row.bound.cut_us),
+                   format_time_us(row.bound.latency_us), cut_text});
+    if (!cut.exact) notes.push_back(collective_name(row.kind) + ": " + cut_coverage_note(cut));
   }
   std::cout << table.render();
+  for (const std::string& note : notes) std::cout << "note: " << note << "\n";
 }
 
 void run_unwind(const UnwindOptions& options) {

@@ -15,7 +15,7 @@ CollectiveResult result_frame(const std::string& algorithm, const Topology& topo
   result.collective = collective.kind;
   result.npus = static_cast<std::uint32_t>(collective.participants(topology).size());
   result.size_bytes = collective.size_bytes;
-  result.lower_bound_us = bound.total_us;
+  result.bound = bound;
   return result;
 }
 

@@ -9,7 +9,31 @@
 
 namespace tenet {
 
+std::string bound_term_name(BoundTerm term) {
+  switch (term) {
+    case BoundTerm::kIngress: return "ingress";
+    case BoundTerm::kCut: return "cut";
+    case BoundTerm::kLatency: return "latency";
+  }
+  return "?";
+}
+
+CutBound collective_cut_bound(const Topology& topology, const Collective& collective) {
+  return cut_bound(topology, collective.kind, collective.participants(topology));
+}
+
+std::string cut_coverage_note(const CutBound& cut) {
+  if (cut.exact) return "";
+  if (cut.sinks == cut.members) return "cut bound search stopped early";
+  return "cut bound over " + std::to_string(cut.sinks) + " of " + std::to_string(cut.members) + " members";
+}
+
 LowerBound lower_bound(const Topology& topology, const Collective& collective, const Diameter& diameter) {
+  return lower_bound(topology, collective, diameter, collective_cut_bound(topology, collective));
+}
+
+LowerBound lower_bound(const Topology& topology, const Collective& collective, const Diameter& diameter,
+                       const CutBound& cut) {
   const std::vector<NodeId> participants = collective.participants(topology);
   const double members = static_cast<double>(participants.size());
   double bytes = (members - 1.0) / members * static_cast<double>(collective.size_bytes);
@@ -26,8 +50,21 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, c
     if (ingress <= 0.0) continue;
     bound.ingress_us = std::max(bound.ingress_us, cheapest_alpha + bytes / bytes_per_us(ingress));
   }
+  bound.cut = cut;
+  bound.cut_bandwidth_us = cut.bandwidth_time_us(collective.size_bytes);
+  bound.cut_us = cut.time_us(collective.size_bytes);
   bound.latency_us = diameter.latency_us;
-  bound.total_us = std::max(bound.ingress_us, bound.latency_us);
+  bound.total_us = std::max({bound.ingress_us, bound.cut_us, bound.latency_us});
+  // Ties go to the simpler explanation: a single NPU's links before a cut, a cut before latency.
+  // The same set computed two ways can differ in the last bits, hence the tolerance.
+  const double tie = bound.total_us * (1.0 - 1e-12);
+  if (bound.ingress_us >= tie) {
+    bound.binding = BoundTerm::kIngress;
+  } else if (bound.cut_us >= tie) {
+    bound.binding = BoundTerm::kCut;
+  } else {
+    bound.binding = BoundTerm::kLatency;
+  }
   return bound;
 }
 

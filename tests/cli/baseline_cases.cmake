@@ -29,3 +29,10 @@ tenet_cli_test(baseline_bad_output EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4
   STDERR "error: --output: 'schedule.txt': tenet writes schedules as .json")
 tenet_cli_test(baseline_bad_members EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --members 0,99
   STDERR "error: --members:")
+# A ring over two DGX-1: its two directions share the one bridge, so simulated it takes almost
+# twice the cut bound.
+tenet_cli_test(baseline_cut_bound EXIT 0 ARGS baseline -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -a ring -c allgather
+  --size 64MiB STDOUT "lower bound          2.685 ms, cut binds (time / bound 1.894)
+bound terms          ingress 787.1 us, cut 2.685 ms (bandwidth 2.684 ms), latency 4.8 us")
+tenet_cli_test(baseline_not_applicable_output EXIT 2 ARGS baseline -t ${TOPOLOGIES}/switch-8.json -a bucket -o never.json
+  STDERR "error: --algorithm: bucket does not apply here, so there is nothing to write to never.json")

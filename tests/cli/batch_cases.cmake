@@ -30,3 +30,9 @@ set_tests_properties(cli.batch_xml PROPERTIES FIXTURES_SETUP batch_xml)
 set_tests_properties(cli.batch_xml_verify PROPERTIES FIXTURES_REQUIRED batch_xml)
 tenet_cli_test(batch_xml_needs_out_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json --scenarios all-npus --xml
   STDERR "error: --xml: needs --out-dir, the folder the .xml files go to")
+tenet_cli_test(compare_csv_bounds EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --size 1MiB --algorithms ring --csv
+  STDOUT "lower_bound_us,lower_bound_term,ingress_bound_us,cut_bound_us,cut_bandwidth_bound_us,latency_bound_us,cut_exact,")
+tenet_cli_test(compare_bound_line EXIT 0 ARGS compare -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB
+  --algorithms ring STDOUT "1 MiB: lower bound 42.64 us, cut binds; ingress 12.99 us, cut 42.64 us")
+tenet_cli_test(batch_bound_columns EXIT 0 ARGS batch -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB
+  --scenarios random-links:2:1 --baselines ring --csv STDOUT ",42.643040000000006,cut,")

@@ -31,3 +31,5 @@ tenet_cli_test(simulate_xml_missing EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-
   STDERR "error: algo.xml: cannot open")
 tenet_cli_test(simulate_bad_gamma EXIT 2 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
   --gamma -1 STDERR "error: --gamma: the reduction cost must be a finite number of microseconds per byte, >= 0")
+tenet_cli_test(simulate_bound EXIT 0 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
+  STDOUT "lower bound          4.075 us, ingress binds (time / bound 2.992)")

@@ -47,3 +47,7 @@ tenet_cli_test(synth_switch_native_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-t
 # With --switches unwind every degree is tried: on one 8-NPU switch the densest unwinding wins.
 tenet_cli_test(synth_switch_degrees EXIT 0 ARGS synth -t ${TOPOLOGIES}/switch-8.json -c allreduce --size 64MiB
   --switches unwind --json STDOUT "\"unwind_degree\": 8")
+tenet_cli_test(synth_bound_terms EXIT 0 ARGS synth -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB
+  STDOUT "bound terms          ingress 12.99 us, cut 42.64 us (bandwidth 41.94 us), latency 4.8 us")
+tenet_cli_test(synth_bound_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB --json
+  STDOUT "\"lower_bound_term\": \"cut\"")

@@ -8,7 +8,13 @@ tenet_cli_test(unknown_subcommand EXIT 2 ARGS synthesise STDERR "error:")
 tenet_cli_test(info_torus EXIT 0 ARGS topo info ${TOPOLOGIES}/torus-4x4.json --size 1MiB
   STDOUT "diameter        4 hops, 2.00 us")
 tenet_cli_test(info_bounds EXIT 0 ARGS topo info ${TOPOLOGIES}/torus-4x4.json --size 1MiB
-  STDOUT "allreduce      10.33 us       10.33 us           2 us")
+  STDOUT "allreduce      10.33 us  ingress       10.33 us   5.743 us           2 us          size / 200.00 GB/s")
+tenet_cli_test(info_cut_binds EXIT 0 ARGS topo info ${TOPOLOGIES}/dgx1-2x8-bridge.json --size 1GiB
+  STDOUT "allgather      42.95 ms    cut       12.58 ms   42.95 ms         4.8 us  8/16 x size / 12.50 GB/s")
+tenet_cli_test(info_cut_json EXIT 0 ARGS topo info ${TOPOLOGIES}/a100-2x8-ib.json --json
+  STDOUT "\"lower_bound_term\": \"ingress\"")
+tenet_cli_test(info_cut_subset EXIT 0 ARGS topo info ${TOPOLOGIES}/mesh-128x128.json --size 64MiB
+  STDOUT "note: allgather: cut bound over 140 of 16384 members")
 tenet_cli_test(info_json EXIT 0 ARGS topo info ${TOPOLOGIES}/mesh-3x3.json --json STDOUT "\"diameter_hops\": 4")
 tenet_cli_test(info_failed EXIT 0 ARGS topo info ${TOPOLOGIES}/mesh-4x4-failed-7-9.json
   STDOUT "failed NPUs     7, 9 (survivors renumbered 0..13)")

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tenet/collective.hpp"
+#include "tenet/sim/bounds.hpp"
 
 namespace tenet {
 
@@ -17,7 +18,7 @@ struct CollectiveResult {
   std::uint32_t npus = 0;         ///< participants
   std::uint64_t size_bytes = 0;
   double time_us = 0.0;
-  double lower_bound_us = 0.0;
+  LowerBound bound;               ///< the lower bound of this collective on this topology
   bool verified = false;
   bool applicable = true;         ///< false: the algorithm does not apply; `reason` says why
   std::string reason;
@@ -30,7 +31,13 @@ struct CollectiveResult {
 };
 
 /// The DESIGN.md result object: algorithm, collective, npus, size_bytes, time_us, algbw_GBps,
-/// lower_bound_us, verified (+ synthesis_ms, transfers, applicable/reason, and the extras).
+/// lower_bound_us (the tightest bound), lower_bound_term (the term that binds),
+/// lower_bound_terms (lower_bound_terms_json), time_over_lower_bound, verified (+ synthesis_ms,
+/// transfers, applicable/reason, and the extras).
 nlohmann::json result_to_json(const CollectiveResult& result);
+
+/// The terms of a bound: {ingress_us, cut_us, cut_bandwidth_us, latency_us, cut_exact}, and, when
+/// the cut is not exact, cut_members_checked and cut_note.
+nlohmann::json lower_bound_terms_json(const LowerBound& bound);
 
 }  // namespace tenet

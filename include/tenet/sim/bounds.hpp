@@ -5,28 +5,55 @@
 // reduce-scatter (twice that for all-reduce, Patarasuk & Yuan Lemma 1) through its incoming links,
 // and the first of those bytes cannot arrive before its cheapest incoming alpha; so
 // t >= min_in_alpha(v) + bytes / ingress_bandwidth(v) for every participant v.
+// Cut bound: every node set holding some members but not all must take in, through its links,
+// the data it lacks (cut_bound.hpp): the largest such bound, by max-flow.
 // Latency bound: some participant's data must travel from the farthest other participant, so
-// t >= the lowest-latency diameter. The bound is the larger of the two.
+// t >= the lowest-latency diameter. The bound is the largest of the three; outputs name it.
 
 #include <cstdint>
+#include <string>
 
 #include "tenet/collective.hpp"
+#include "tenet/sim/cut_bound.hpp"
 #include "tenet/topology/analysis.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet {
 
+/// The term of a lower bound that binds (is largest; on a tie the first listed here).
+enum class BoundTerm { kIngress, kCut, kLatency };
+
+/// "ingress", "cut", "latency".
+std::string bound_term_name(BoundTerm term);
+
 struct LowerBound {
   double ingress_us = 0.0;
+  double cut_us = 0.0;            ///< cut.latency_us + cut_bandwidth_us
+  double cut_bandwidth_us = 0.0;  ///< the cut term without its latency: bytes / cut bandwidth
   double latency_us = 0.0;
-  double total_us = 0.0;  ///< max(ingress_us, latency_us)
+  double total_us = 0.0;          ///< max(ingress_us, cut_us, latency_us)
+  BoundTerm binding = BoundTerm::kIngress;
+  CutBound cut;                   ///< the binding cut behind cut_us
+
+  std::string binding_name() const { return bound_term_name(binding); }
 };
 
 /// `diameter` is passed in so that callers bounding many sizes compute it once. For a
 /// sub-collective it must be the diameter among the members (compute_diameter with them).
 LowerBound lower_bound(const Topology& topology, const Collective& collective, const Diameter& diameter);
+/// The same with the cut computed beforehand (cut_bound() for this collective's kind and
+/// participants), for callers bounding many sizes: the cut does not depend on the size.
+LowerBound lower_bound(const Topology& topology, const Collective& collective, const Diameter& diameter,
+                       const CutBound& cut);
+/// cut_bound() for this collective's kind and participants.
+CutBound collective_cut_bound(const Topology& topology, const Collective& collective);
 
-/// A bound for schedules in the synthesizer's model, where every transfer carries one chunk
+/// "cut bound over 64 of 1024 members" when the cut bound is not exact, else "".
+std::string cut_coverage_note(const CutBound& cut);
+
+/// Not a lower bound on the network, only in the synthesizer's model (and wrong on switched
+/// networks, whose unwound links it assumes): kept for tests of the synthesizer. For schedules in
+/// the synthesizer's model, where every transfer carries one chunk
 /// (size / (members * chunks_per_npu) bytes) and a link carries one transfer at a time, each
 /// paying the link's alpha: participant v must receive R chunks (R = (m-1)k, twice that for
 /// all-reduce), in-link l delivers one per tau_l = alpha_l + chunk / bandwidth_l, so v needs the
