@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <mutex>
+#include <numeric>
+#include <stdexcept>
 #include <optional>
 
 #include <tbb/parallel_for.h>
@@ -31,25 +34,50 @@ constexpr std::uint32_t kDefaultDegrees[] = {1, 2, 3, 4, 6, 8};
 /// More transfers than this would not fit in this machine's memory as a Schedule.
 constexpr double kMaxTransfers = 4e8;
 
-/// Chunk counts tried with --chunks-per-npu auto, as long as a schedule stays under
-/// kAutoChunkTransfers transfers (one chunk is always tried).
-constexpr std::uint32_t kAutoChunkCounts[] = {1, 2, 4, 8};
+/// Chunk counts tried with --chunks-per-npu auto: 1, 2, 4, ... up to kMaxAutoChunks, as long as
+/// a schedule stays under kAutoChunkTransfers transfers (one chunk is always tried).
+constexpr std::uint32_t kMaxAutoChunks = 64;
 constexpr double kAutoChunkTransfers = 4e6;
 
 /// Unwound candidates are each routed through the real switches to be ranked while they have at
 /// most this many transfers; larger ones are ranked by their plans and only the winner is routed
 /// (routed flows share switch ports: simulating millions of them takes minutes).
 constexpr std::size_t kRankRoutedMax = 250000;
+/// Beside switch-native plans, unwound ones are routed only up to this size: they win with few
+/// transfers (small switch groups), and routing is where a search spends its time.
+constexpr double kPortfolioRoutedMax = 60000;
+
+/// Kept candidates at each next chunk count (--chunks-per-npu auto), besides the best switch-native
+/// and the best unwound one, and rounds in a row without a faster schedule before the search
+/// stops: a count can lose to the ones before and the next win (two 2x8 A100 boxes, all-gather of
+/// 64 MiB: 295 us at 1 chunk, 331 at 2, 308 at 4, 244 at 8).
+constexpr std::size_t kBeam = 3;
+constexpr int kPatience = 3;
+/// Families respond to chunk counts in ways no beam predicts (at 1 chunk a full-mesh unwinding of
+/// those A100 boxes is the slowest family, at 8 the fastest): every family runs at every count
+/// while the whole search stays under this many planned transfers, and the beam takes over after.
+constexpr double kExhaustiveTransfers = 2.5e5;
+/// The whole search stops before its planned transfers pass this (the first round always runs).
+constexpr double kSearchTransfers = 1.5e6;
+
+/// A candidate apart from its chunk count.
+struct Family {
+  SenderOrder order = SenderOrder::kAny;  ///< switch-native variant (run_switch_all_gather)
+  std::size_t d = 0;                      ///< index of the topology it plans on (degrees, planned_on)
+  SynthPolicy policy = SynthPolicy::kTenet;
+  std::uint64_t seed = 0;
+};
 
 struct Candidate {
   std::uint32_t chunks = 1;
-  SenderOrder order = SenderOrder::kAny;  ///< switch-native variant (run_switch_all_gather)
+  SenderOrder order = SenderOrder::kAny;
   std::uint32_t degree = 0;
   std::uint64_t seed = 0;
   SynthPolicy policy = SynthPolicy::kTenet;
   const Topology* topology = nullptr;
   const Topology* transposed = nullptr;
   bool switch_native = false;  ///< planned on the input's switches (routes, port order)
+  Family family;
 };
 
 struct Outcome {
@@ -58,6 +86,164 @@ struct Outcome {
   synth::Tick total = 0;
   bool abandoned = false;  ///< a phase stopped early: it could not have won
 };
+
+struct RoundResult {
+  std::vector<double> scores;  ///< per candidate; infinity when abandoned
+  std::size_t best = 0;        ///< candidates.size() when none finished
+  double time_us = std::numeric_limits<double>::infinity();  ///< the best's time on the network
+  double plan_us = 0.0;        ///< what the best's plan predicted
+  Schedule schedule;           ///< the best's, on the input topology, timed as replayed
+  std::vector<LinkLoad> link_loads;
+};
+
+/// Turns a candidate's traces into its schedule (consuming them).
+Schedule assemble(const Candidate& candidate, Outcome& outcome, const Collective& collective,
+                  const std::vector<NodeId>& members) {
+  Schedule schedule(collective.kind, collective.size_bytes, members, candidate.chunks, "synth");
+  std::size_t expected = 0;
+  if (outcome.reduce_scatter) expected += outcome.reduce_scatter->transfers.size();
+  if (outcome.all_gather) expected += outcome.all_gather->transfers.size();
+  schedule.reserve(expected, expected, expected + static_cast<std::size_t>(members.size()) * candidate.chunks);
+  std::vector<std::vector<TransferId>> ready;
+  synth::Tick offset = 0;
+  if (outcome.reduce_scatter) {
+    ready = synth::append_reduce_scatter(schedule, *candidate.topology, *outcome.reduce_scatter);
+    offset = outcome.reduce_scatter->finish;
+    outcome.reduce_scatter.reset();
+  }
+  if (outcome.all_gather) synth::append_all_gather(schedule, *candidate.topology, *outcome.all_gather, offset, ready);
+  outcome.all_gather.reset();
+  return schedule;
+}
+
+/// On the input topology as it runs: a switch-native plan with its port order as dependencies,
+/// an unwound one with its transfers left to be routed through the switches.
+Schedule executable(Schedule schedule, const Candidate& candidate, const Topology& topology) {
+  if (candidate.switch_native) return synth::with_port_order(schedule, topology);
+  if (candidate.degree != 0) schedule.forget_links();
+  return schedule;
+}
+
+/// Runs every candidate (both phases of each in parallel) and scores them: by their replay on the
+/// real network when `replay_all`, else by their planned time (point-to-point links, where the
+/// plan is its replay, or unwindings too large to route), with branch and bound below
+/// `known_best_us`.
+RoundResult run_round(const Topology& topology, const Collective& collective, const std::vector<NodeId>& members,
+                      const std::vector<Candidate>& candidates, const SynthOptions& options, bool replay_all,
+                      double known_best_us) {
+  std::vector<Outcome> outcomes(candidates.size());
+  // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
+  // the topology), so they all go in parallel: two threads keep busy through each run's serial
+  // stretches. Reduce-scatter and all-gather draw from different streams of the same seed.
+  const bool reduce_phase = collective.kind != CollectiveKind::kAllGather;
+  const bool gather_phase = collective.kind != CollectiveKind::kReduceScatter;
+  const std::size_t phases_per_candidate = (reduce_phase ? 1 : 0) + (gather_phase ? 1 : 0);
+  const std::size_t tasks = candidates.size() * phases_per_candidate;
+  // Each run reports its own fraction; the user hears the mean, rate-limited, from one thread at a time.
+  std::vector<std::atomic<double>> done(tasks);
+  std::mutex progress_mutex;
+  auto last_report = std::chrono::steady_clock::now();
+  auto progress_of = [&](std::size_t task) {
+    return [&, task](double fraction) {
+      done[task].store(fraction, std::memory_order_relaxed);
+      const std::lock_guard lock(progress_mutex);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_report < std::chrono::milliseconds(500)) return;
+      last_report = now;
+      double sum = 0.0;
+      for (const std::atomic<double>& part : done) sum += part.load(std::memory_order_relaxed);
+      options.progress(sum / static_cast<double>(tasks));
+    };
+  };
+  // Branch and bound: a candidate whose run passes the best total already finished can only end
+  // later, so it stops there. Which candidates stop depends on timing, but a stopped one can
+  // never be the winner (its total would exceed another's), so the result does not. Only sound
+  // when candidates are ranked by their planned time.
+  const bool branch_and_bound = !replay_all;
+  const synth::Tick known_best = std::isfinite(known_best_us)
+                                     ? static_cast<synth::Tick>(std::ceil(known_best_us * synth::kTicksPerUs))
+                                     : std::numeric_limits<synth::Tick>::max();
+  std::atomic<synth::Tick> best_total{known_best};
+  std::vector<std::atomic<std::size_t>> phases_left(candidates.size());
+  for (std::atomic<std::size_t>& left : phases_left) left.store(phases_per_candidate);
+  tbb::parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
+    const std::function<void(double)> progress = options.progress ? std::function<void(double)>(progress_of(task))
+                                                                  : std::function<void(double)>();
+    const std::size_t index = task / phases_per_candidate;
+    const Candidate& candidate = candidates[index];
+    Outcome& outcome = outcomes[index];
+    const bool reduce = reduce_phase && task % phases_per_candidate == 0;
+    const double chunk_bytes = static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
+    const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology, members, candidate.chunks,
+                                          chunk_bytes, options.log_block_bits};
+    const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
+    synth::AllGatherTrace trace =
+        candidate.switch_native
+            ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
+            : synth::run_all_gather(problem, candidate.policy, seed, progress, branch_and_bound ? &best_total : nullptr);
+    done[task].store(1.0, std::memory_order_relaxed);
+    (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
+    if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // The last phase of this candidate to finish sees the other's trace (acq_rel above).
+    for (const std::optional<synth::AllGatherTrace>* phase : {&outcome.reduce_scatter, &outcome.all_gather}) {
+      if (!*phase) continue;
+      outcome.abandoned = outcome.abandoned || (*phase)->abandoned;
+      outcome.total += (*phase)->finish;
+    }
+    if (outcome.abandoned) return;
+    synth::Tick best = best_total.load(std::memory_order_relaxed);
+    while (outcome.total < best && !best_total.compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
+    }
+  });
+
+  RoundResult round;
+  round.scores.assign(candidates.size(), std::numeric_limits<double>::infinity());
+  round.best = candidates.size();
+  SimOptions replay_options;
+  replay_options.record_times = true;
+  SimResult replay;
+  const bool switched = topology.switch_count() > 0;
+  // Scores: a switch-native plan replays to its planned time (tested for every shipped switched
+  // topology), so its plan scores it; an unwound plan does not, so with `replay_all` it is routed
+  // through the switches and replayed; on point-to-point links the plan is its replay.
+  std::vector<std::optional<Schedule>> schedules(candidates.size());
+  std::vector<SimResult> replays(candidates.size());
+  tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
+    if (outcomes[i].abandoned) return;
+    if (!replay_all || candidates[i].switch_native) {
+      round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
+      return;
+    }
+    schedules[i] = executable(assemble(candidates[i], outcomes[i], collective, members), candidates[i], topology);
+    replays[i] = simulate(topology, *schedules[i], replay_options);
+    round.scores[i] = replays[i].time_us;
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!std::isfinite(round.scores[i])) continue;
+    if (round.best == candidates.size() || round.scores[i] < round.scores[round.best]) round.best = i;
+  }
+  if (round.best == candidates.size()) return round;
+  if (schedules[round.best]) {
+    round.schedule = std::move(*schedules[round.best]);
+    replay = std::move(replays[round.best]);
+  } else {
+    round.schedule =
+        executable(assemble(candidates[round.best], outcomes[round.best], collective, members), candidates[round.best], topology);
+    if (switched) replay = simulate(topology, round.schedule, replay_options);
+  }
+  round.plan_us = static_cast<double>(outcomes[round.best].total) / synth::kTicksPerUs;
+  // On switches the schedule's times become those of its replay on the real network: the one
+  // time that counts. On point-to-point links the plan is its own replay (each transfer alone on
+  // its link), which the tests check.
+  if (switched) {
+    round.schedule.retime(replay.start_us, replay.end_us);
+    round.time_us = replay.time_us;
+    round.link_loads = std::move(replay.links);
+  } else {
+    round.time_us = round.plan_us;
+  }
+  return round;
+}
 
 }  // namespace
 
@@ -80,7 +266,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   };
   std::vector<std::uint32_t> chunk_counts;
   if (options.auto_chunks) {
-    for (std::uint32_t count : kAutoChunkCounts) {
+    for (std::uint32_t count = 1; count <= kMaxAutoChunks; count *= 2) {
       if (count == 1 || transfers_with(count) <= kAutoChunkTransfers) chunk_counts.push_back(count);
     }
   } else {
@@ -117,6 +303,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   if (unwinding) {
     std::vector<std::uint32_t> wanted(std::begin(kDefaultDegrees), std::end(kDefaultDegrees));
+    // Beside switch-native plans only the sparsest and densest unwindings: the sparsest (a ring
+    // around each switch) wins on trees at one chunk, the densest (the direct algorithm per
+    // switch) with many chunks; the ones between seldom win and routing them costs the most.
+    if (native) wanted = {kDefaultDegrees[0], kDefaultDegrees[std::size(kDefaultDegrees) - 1]};
     if (options.unwind_degree != 0) wanted = {options.unwind_degree};
     std::vector<std::string> seen;
     for (std::uint32_t degree : wanted) {
@@ -135,29 +325,21 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     for (const Topology& candidate : planned_on) transposed.push_back(synth::transpose(candidate));
   }
 
-  std::vector<Candidate> candidates;
-  auto add = [&](std::uint32_t chunks, SenderOrder order, std::size_t d, std::uint64_t seed, SynthPolicy policy) {
-    candidates.push_back({chunks, order, degrees[d], seed, policy, &planned_on[d],
-                          transposed.empty() ? nullptr : &transposed[d], switched && degrees[d] == 0});
-  };
+  // Families: what a candidate is apart from its chunk count. Every sender order for
+  // switch-native plans on networks small enough to score many candidates; on larger ones the two
+  // that are cheapest to run (on the 1,024-NPU ring-fc-switch all four give the same time, and the
+  // unordered one takes three times as long).
+  std::vector<Family> families;
   for (std::uint32_t restart = 0; restart < std::max<std::uint32_t>(1, options.restarts); ++restart) {
+    const std::uint64_t seed = options.seed + restart;
     for (std::size_t d = 0; d < degrees.size(); ++d) {
-      const bool switch_native = switched && degrees[d] == 0;
-      for (std::uint32_t chunks : chunk_counts) {
-        // Unwinding already slices every port d ways: beside switch-native plans it is tried at
-        // the smallest chunk count only.
-        if (native && !switch_native && chunks != chunk_counts.front()) continue;
-        if (!switch_native) {
-          add(chunks, SenderOrder::kAny, d, options.seed + restart, options.policy);
-          continue;
-        }
-        // Every sender order on networks small enough to score many candidates; on larger ones
-        // the two that are cheapest to run (on the 1,024-NPU ring-fc-switch all four give the same
-        // time, and the unordered one takes three times as long).
-        for (SenderOrder order : {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
-          const bool cheap = order == SenderOrder::kNearFirst || order == SenderOrder::kRingFirst;
-          if (cheap || rank_routed) add(chunks, order, d, options.seed + restart, options.policy);
-        }
+      if (!(switched && degrees[d] == 0)) {
+        families.push_back({SenderOrder::kAny, d, options.policy, seed});
+        continue;
+      }
+      for (SenderOrder order : {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
+        const bool cheap = order == SenderOrder::kNearFirst || order == SenderOrder::kRingFirst;
+        if (cheap || rank_routed) families.push_back({order, d, options.policy, seed});
       }
     }
   }
@@ -167,152 +349,82 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // switch groups it can win outright. So when unwinding, the default also runs the paper's
   // rule once, on the densest unwinding tried, and keeps whichever is faster.
   if (options.policy == SynthPolicy::kTenet && unwinding) {
-    add(chunk_counts.front(), SenderOrder::kAny, degrees.size() - 1, options.seed, SynthPolicy::kTacos);
+    families.push_back({SenderOrder::kAny, degrees.size() - 1, SynthPolicy::kTacos, options.seed});
   }
-  // Branch and bound stops a run that can no longer win on its planned time: only sound when
-  // every candidate is ranked by its planned time (point-to-point, or unwinding too large to route).
-  const bool branch_and_bound = !native && !rank_routed;
 
-  std::vector<Outcome> outcomes(candidates.size());
-  // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
-  // the topology), so they all go in parallel: two threads keep busy through each run's serial
-  // stretches. Reduce-scatter and all-gather draw from different streams of the same seed.
-  const bool reduce_phase = collective.kind != CollectiveKind::kAllGather;
-  const bool gather_phase = collective.kind != CollectiveKind::kReduceScatter;
-  const std::size_t phases_per_candidate = (reduce_phase ? 1 : 0) + (gather_phase ? 1 : 0);
-  const std::size_t tasks = candidates.size() * phases_per_candidate;
-  // Each run reports its own fraction; the user hears the mean, rate-limited, from one thread at a time.
-  std::vector<std::atomic<double>> done(tasks);
-  std::mutex progress_mutex;
-  auto last_report = std::chrono::steady_clock::now();
-  auto progress_of = [&](std::size_t task) {
-    return [&, task](double fraction) {
-      done[task].store(fraction, std::memory_order_relaxed);
-      const std::lock_guard lock(progress_mutex);
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last_report < std::chrono::milliseconds(500)) return;
-      last_report = now;
-      double sum = 0.0;
-      for (const std::atomic<double>& part : done) sum += part.load(std::memory_order_relaxed);
-      options.progress(sum / static_cast<double>(tasks));
-    };
-  };
-  // Branch and bound: a candidate whose run passes the best total already finished can only end
-  // later, so it stops there. Which candidates stop depends on timing, but a stopped one can
-  // never be the winner (its total would exceed another's), so the result does not.
-  std::atomic<synth::Tick> best_total{std::numeric_limits<synth::Tick>::max()};
-  std::vector<std::atomic<std::size_t>> phases_left(candidates.size());
-  for (std::atomic<std::size_t>& left : phases_left) left.store(phases_per_candidate);
-  tbb::parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
-    const std::function<void(double)> progress = options.progress ? std::function<void(double)>(progress_of(task))
-                                                                  : std::function<void(double)>();
-    const std::size_t index = task / phases_per_candidate;
-    const Candidate& candidate = candidates[index];
-    Outcome& outcome = outcomes[index];
-    const bool reduce = reduce_phase && task % phases_per_candidate == 0;
-    const double chunk_bytes = static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
-    const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology, members, candidate.chunks,
-                                          chunk_bytes, options.log_block_bits};
-    const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
-    // A switch-native candidate is ranked by its replay, which can beat its plan: every one must
-    // finish, or which ones stopped (a matter of timing) could change the winner.
-    synth::AllGatherTrace trace =
-        candidate.switch_native ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
-               : synth::run_all_gather(problem, candidate.policy, seed, progress, branch_and_bound ? &best_total : nullptr);
-    done[task].store(1.0, std::memory_order_relaxed);
-    (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
-    if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    // The last phase of this candidate to finish sees the other's trace (acq_rel above).
-    for (const std::optional<synth::AllGatherTrace>* phase : {&outcome.reduce_scatter, &outcome.all_gather}) {
-      if (!*phase) continue;
-      outcome.abandoned = outcome.abandoned || (*phase)->abandoned;
-      outcome.total += (*phase)->finish;
-    }
-    if (outcome.abandoned) return;
-    synth::Tick best = best_total.load(std::memory_order_relaxed);
-    while (outcome.total < best && !best_total.compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
-    }
-  });
-  // Turns a candidate's traces into its schedule (consuming them).
-  auto assemble = [&](std::size_t index) {
-    const Candidate& candidate = candidates[index];
-    Outcome& outcome = outcomes[index];
-    Schedule schedule(collective.kind, collective.size_bytes, members, candidate.chunks, "synth");
-    std::size_t expected = 0;
-    if (outcome.reduce_scatter) expected += outcome.reduce_scatter->transfers.size();
-    if (outcome.all_gather) expected += outcome.all_gather->transfers.size();
-    schedule.reserve(expected, expected, expected + static_cast<std::size_t>(members.size()) * candidate.chunks);
-    std::vector<std::vector<TransferId>> ready;
-    synth::Tick offset = 0;
-    if (outcome.reduce_scatter) {
-      ready = synth::append_reduce_scatter(schedule, *candidate.topology, *outcome.reduce_scatter);
-      offset = outcome.reduce_scatter->finish;
-      outcome.reduce_scatter.reset();
-    }
-    if (outcome.all_gather) synth::append_all_gather(schedule, *candidate.topology, *outcome.all_gather, offset, ready);
-    outcome.all_gather.reset();
-    return schedule;
-  };
-
-  // Every candidate that can be scored on the real network is: a switch-native plan made
-  // executable as planned (port order) and replayed through the switches; an unwound one with its
-  // transfers routed through them. The fastest replay wins (ties: the earlier candidate).
+  // Chunk counts go in rounds, doubling: every family at the first, then the best few (a beam) at
+  // each next count, until rounds stop finding anything faster or the schedule would grow too large.
+  // Everything a round compares is deterministic, so the search is too.
   SynthResult result;
-  std::size_t best = outcomes.size();
-  SimOptions replay_options;
-  replay_options.record_times = true;
-  SimResult replay;
-  if (native || (switched && rank_routed)) {
-    std::vector<SimResult> replays(outcomes.size());
-    std::vector<std::optional<Schedule>> schedules(outcomes.size());
-    tbb::parallel_for(std::size_t{0}, outcomes.size(), [&](std::size_t i) {
-      Schedule schedule = assemble(i);
-      if (candidates[i].switch_native) {
-        schedule = synth::with_port_order(schedule, topology);
-      } else {
-        schedule.forget_links();
-      }
-      replays[i] = simulate(topology, schedule, replay_options);
-      schedules[i] = std::move(schedule);
-    });
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      if (best == outcomes.size() || replays[i].time_us < replays[best].time_us) best = i;
+  double best_time = std::numeric_limits<double>::infinity();
+  std::optional<Candidate> winner;
+  std::vector<Family> active = families;
+  std::uint32_t tried = 0;
+  int rounds_without_gain = 0;
+  double work = 0.0;  // transfers planned so far
+  for (std::size_t round = 0; round < chunk_counts.size() && !active.empty(); ++round) {
+    const std::uint32_t chunks = chunk_counts[round];
+    // Unwound plans are scored by routing them through the switches; beside switch-native ones
+    // only while that stays affordable.
+    const bool routable = transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
+    std::vector<Candidate> candidates;
+    for (const Family& family : active) {
+      const bool switch_native = switched && degrees[family.d] == 0;
+      if (native && !switch_native && !routable) continue;
+      candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy, &planned_on[family.d],
+                            transposed.empty() ? nullptr : &transposed[family.d], switch_native, family});
     }
-    result.schedule = std::move(*schedules[best]);
-    replay = std::move(replays[best]);
-  } else {
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      if (outcomes[i].abandoned) continue;
-      if (best == outcomes.size() || outcomes[i].total < outcomes[best].total) best = i;
+    if (candidates.empty()) break;
+    tried += static_cast<std::uint32_t>(candidates.size());
+    work += static_cast<double>(candidates.size()) * transfers_with(chunks);
+    RoundResult outcome = run_round(topology, collective, members, candidates, options, switched && (native || routable),
+                                    switched ? std::numeric_limits<double>::infinity() : best_time);
+    const bool improved = outcome.best < candidates.size() && outcome.time_us < best_time;
+    if (improved) {
+      best_time = outcome.time_us;
+      winner = candidates[outcome.best];
+      result.schedule = std::move(outcome.schedule);
+      result.plan_us = outcome.plan_us;
+      result.link_loads = std::move(outcome.link_loads);
     }
-    result.schedule = assemble(best);
-    result.time_us = static_cast<double>(outcomes[best].total) / synth::kTicksPerUs;
-    result.plan_us = result.time_us;
-    if (topology.switch_count() > 0) {
-      result.schedule.forget_links();
-      replay = simulate(topology, result.schedule, replay_options);
+    rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
+    if (!options.auto_chunks || rounds_without_gain == kPatience) break;
+    if (round + 1 < chunk_counts.size() &&
+        work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(chunk_counts[round + 1]) > kSearchTransfers) {
+      break;
+    }
+    if (round + 1 < chunk_counts.size() &&
+        work + static_cast<double>(families.size()) * transfers_with(chunk_counts[round + 1]) <= kExhaustiveTransfers) {
+      continue;  // still every family
+    }
+    // The beam: the families of the fastest few of this round, and the fastest of each way of
+    // planning on switches (native, unwound), fastest first (ties: earlier).
+    std::vector<std::size_t> order(candidates.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return outcome.scores[a] < outcome.scores[b]; });
+    active.clear();
+    bool native_kept = false;
+    bool unwound_kept = false;
+    for (std::size_t i : order) {
+      if (!std::isfinite(outcome.scores[i])) break;
+      const bool first_of_kind = candidates[i].switch_native ? !native_kept : !unwound_kept;
+      if (active.size() >= kBeam && !first_of_kind) continue;
+      active.push_back(candidates[i].family);
+      (candidates[i].switch_native ? native_kept : unwound_kept) = true;
     }
   }
-  // On switches the schedule's times become those of its replay on the real network: the one
-  // time that counts. On point-to-point links the plan is its own replay (each transfer alone on
-  // its link), which the tests check.
-  if (topology.switch_count() > 0) {
-    result.plan_us = static_cast<double>(outcomes[best].total) / synth::kTicksPerUs;
-    result.schedule.retime(replay.start_us, replay.end_us);
-    result.time_us = replay.time_us;
-    result.link_loads = std::move(replay.links);
+  if (!winner) throw std::logic_error("synthesize: no candidate finished");
+  result.time_us = best_time;
+  result.unwind_degree = winner->degree;
+  result.switch_native = winner->switch_native;
+  result.chunks_per_npu = winner->chunks;
+  result.seed = winner->seed;
+  result.policy = winner->policy;
+  result.sender_order = winner->order;
+  result.candidates = tried;
+  if (winner->degree != 0) {
+    result.schedule.notes.push_back("switches unwound at degree " + std::to_string(winner->degree));
   }
-  const Candidate& winner = candidates[best];
-  result.unwind_degree = winner.degree;
-  result.switch_native = winner.switch_native;
-  result.chunks_per_npu = winner.chunks;
-  result.seed = winner.seed;
-  result.policy = winner.policy;
-  result.candidates = static_cast<std::uint32_t>(candidates.size());
-  if (winner.degree != 0) {
-    result.schedule.notes.push_back("switches unwound at degree " + std::to_string(winner.degree));
-  }
-  result.sender_order = winner.order;
   return result;
 }
 
