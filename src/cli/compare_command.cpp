@@ -64,8 +64,8 @@ struct Row {
 };
 
 Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective,
-            const LowerBound& bound, const SynthOptions& synth_options) {
-  Evaluation evaluation = algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound)
+            const LowerBound& bound, const SynthOptions& synth_options, bool heatmap) {
+  Evaluation evaluation = algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
                                                : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms");
   Row row{std::move(evaluation.result), {}};
   for (const LinkLoad& load : evaluation.link_loads) row.link_bytes.push_back(load.bytes);
@@ -95,7 +95,7 @@ void run_compare(const CompareOptions& options) {
     collective.size_bytes = sizes[s];
     bounds[s] = lower_bound(topology, collective, diameter, cut);
     for (const std::string& algorithm : algorithms) {
-      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options));
+      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty()));
     }
   }
 

@@ -22,7 +22,7 @@ CollectiveResult result_frame(const std::string& algorithm, const Topology& topo
 }  // namespace
 
 Evaluation evaluate_synth(const Topology& topology, const Collective& collective, const SynthOptions& options,
-                          const LowerBound& bound) {
+                          const LowerBound& bound, bool want_link_loads) {
   Evaluation evaluation;
   CollectiveResult& result = evaluation.result = result_frame("synth", topology, collective, bound);
   const auto started = std::chrono::steady_clock::now();
@@ -50,9 +50,9 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   }
   if (synthesized.unwind_degree != 0) result.extra["unwound_plan_us"] = synthesized.plan_us;
   if (!verdict.ok) result.extra["verify_error"] = verdict.error;
-  // Point-to-point plans are their own replay and come without link loads: simulate for them.
-  evaluation.link_loads = synthesized.link_loads.empty() ? simulate(topology, synthesized.schedule).links
-                                                         : std::move(synthesized.link_loads);
+  // Point-to-point plans are their own replay and come without link loads: simulated only if asked.
+  evaluation.link_loads = std::move(synthesized.link_loads);
+  if (evaluation.link_loads.empty() && want_link_loads) evaluation.link_loads = simulate(topology, synthesized.schedule).links;
   evaluation.schedule = std::move(synthesized.schedule);
   return evaluation;
 }

@@ -24,7 +24,8 @@ struct Evaluation {
   CollectiveResult result;
   /// What was timed, on the topology (empty when the algorithm does not apply).
   Schedule schedule;
-  /// Bytes and busy time per link of the topology (empty when the algorithm does not apply).
+  /// Bytes and busy time per link of the topology: from the simulation that timed it, and for a
+  /// point-to-point plan (its own replay, never simulated) only when asked for.
   std::vector<LinkLoad> link_loads;
   /// Why verification failed; empty when it passed.
   std::string verify_error;
@@ -33,7 +34,7 @@ struct Evaluation {
 /// Synthesizes, verifies and reports. `bound` is the collective's lower bound on `topology`
 /// (passed in: callers evaluating several algorithms compute it once).
 Evaluation evaluate_synth(const Topology& topology, const Collective& collective, const SynthOptions& options,
-                          const LowerBound& bound);
+                          const LowerBound& bound, bool want_link_loads = false);
 
 /// Generates baseline `name`, verifies it and simulates it on `topology`. Not applicable is a
 /// result (applicable = false, with the reason), not an error. `option` names the CLI option an
