@@ -86,27 +86,8 @@ class Engine {
         words_((chunks_ + 63) / 64),
         summary_words_((words_ + 63) / 64),
         transfers_(problem.log_block_bits) {
-    const std::size_t slots = static_cast<std::size_t>(nodes_) * words_;
-    holds_.assign(slots, 0);
-    have_.assign(slots, 0);
-    // Bits past the last chunk count as had, so "wanted" never sees them.
-    const std::uint64_t tail = chunks_ % 64 == 0 ? 0 : ~std::uint64_t{0} << (chunks_ % 64);
-    for (NodeId v = 0; v < nodes_; ++v) have_[static_cast<std::size_t>(v) * words_ + words_ - 1] |= tail;
-    held_count_.assign(nodes_, 0);
-    have_count_.assign(nodes_, 0);
-    is_member_.assign(nodes_, 0);
-    for (NodeId member : problem.members) is_member_[member] = 1;
-    members_unfinished_ = static_cast<std::uint32_t>(problem.members.size());
-    for (ChunkId chunk = 0; chunk < chunks_; ++chunk) {
-      NodeId owner = problem.members[chunk / problem.chunks_per_member];
-      set_bit(holds_, owner, chunk);
-      set_bit(have_, owner, chunk);
-      ++held_count_[owner];
-      ++have_count_[owner];
-    }
-    for (NodeId member : problem.members) {
-      if (held_count_[member] == chunks_) --members_unfinished_;
-    }
+    members_unfinished_ =
+        initial_chunk_state(problem, nodes_, chunks_, words_, holds_, have_, held_count_, have_count_, is_member_);
     want_words_.assign(static_cast<std::size_t>(nodes_) * summary_words_, 0);
     for (NodeId v = 0; v < nodes_; ++v) {
       for (std::size_t w = 0; w < words_; ++w) {

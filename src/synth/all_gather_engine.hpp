@@ -116,6 +116,15 @@ AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint6
                                      const std::function<void(double)>& progress = {},
                                      const std::atomic<Tick>* give_up_after = nullptr);
 
+/// The starting state shared by both engines, per NPU and chunk (bitsets of `words` 64-bit words per
+/// NPU): `holds` what has arrived, `have` what has arrived or is on its way (the bits past the last
+/// chunk set, so "wanted" never sees them), their counts, and which NPUs are members. Returns the
+/// members still missing chunks.
+std::uint32_t initial_chunk_state(const AllGatherProblem& problem, std::uint32_t nodes, std::uint32_t chunks,
+                                  std::size_t words, std::vector<std::uint64_t>& holds, std::vector<std::uint64_t>& have,
+                                  std::vector<std::uint32_t>& held_count, std::vector<std::uint32_t>& have_count,
+                                  std::vector<char>& is_member);
+
 /// Finishing touches shared by both engines, given each transfer's channel endpoints: every
 /// transfer's feeder (the transfer that brought its chunk to its source), and the pruning of
 /// deliveries to relays that are never forwarded.

@@ -68,25 +68,9 @@ class SwitchEngine {
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
         words_((chunks_ + 63) / 64),
         transfers_(problem.log_block_bits) {
-    const std::size_t slots = static_cast<std::size_t>(nodes_) * words_;
-    holds_.assign(slots, 0);
-    have_.assign(slots, 0);
-    const std::uint64_t tail = chunks_ % 64 == 0 ? 0 : ~std::uint64_t{0} << (chunks_ % 64);
-    for (NodeId v = 0; v < nodes_; ++v) have_[static_cast<std::size_t>(v) * words_ + words_ - 1] |= tail;
-    held_count_.assign(nodes_, 0);
+    members_unfinished_ =
+        initial_chunk_state(problem, nodes_, chunks_, words_, holds_, have_, held_count_, have_count_, is_member_);
     switches_of_.resize(nodes_);
-    have_count_.assign(nodes_, 0);
-    is_member_.assign(nodes_, 0);
-    for (NodeId member : problem.members) is_member_[member] = 1;
-    for (ChunkId chunk = 0; chunk < chunks_; ++chunk) {
-      const NodeId owner = problem.members[chunk / problem.chunks_per_member];
-      set_bit(holds_, owner, chunk);
-      set_bit(have_, owner, chunk);
-      ++held_count_[owner];
-      ++have_count_[owner];
-    }
-    members_unfinished_ = 0;
-    for (NodeId member : problem.members) members_unfinished_ += held_count_[member] == chunks_ ? 0 : 1;
     switch_have_.assign(static_cast<std::size_t>(topology_.switch_count()) * words_, 0);
     for (const Link& link : topology_.links()) {
       if (link.src < nodes_ && topology_.is_switch(link.dst)) switches_of_[link.src].push_back(link.dst - nodes_);

@@ -1,4 +1,5 @@
-// Finishing an all-gather trace, for both engines: feeders and the pruning of unforwarded relays.
+// What both all-gather engines share: their starting state, and the finishing of a trace (feeders
+// and the pruning of unforwarded relays).
 
 #include <algorithm>
 
@@ -8,6 +9,32 @@
 #include "all_gather_engine.hpp"
 
 namespace tenet::synth {
+
+std::uint32_t initial_chunk_state(const AllGatherProblem& problem, std::uint32_t nodes, std::uint32_t chunks,
+                                  std::size_t words, std::vector<std::uint64_t>& holds, std::vector<std::uint64_t>& have,
+                                  std::vector<std::uint32_t>& held_count, std::vector<std::uint32_t>& have_count,
+                                  std::vector<char>& is_member) {
+  const std::size_t slots = static_cast<std::size_t>(nodes) * words;
+  holds.assign(slots, 0);
+  have.assign(slots, 0);
+  const std::uint64_t tail = chunks % 64 == 0 ? 0 : ~std::uint64_t{0} << (chunks % 64);
+  for (NodeId v = 0; v < nodes; ++v) have[static_cast<std::size_t>(v) * words + words - 1] |= tail;
+  held_count.assign(nodes, 0);
+  have_count.assign(nodes, 0);
+  is_member.assign(nodes, 0);
+  for (NodeId member : problem.members) is_member[member] = 1;
+  for (ChunkId chunk = 0; chunk < chunks; ++chunk) {
+    const NodeId owner = problem.members[chunk / problem.chunks_per_member];
+    const std::size_t at = static_cast<std::size_t>(owner) * words + chunk / 64;
+    holds[at] |= std::uint64_t{1} << (chunk % 64);
+    have[at] |= std::uint64_t{1} << (chunk % 64);
+    ++held_count[owner];
+    ++have_count[owner];
+  }
+  std::uint32_t unfinished = 0;
+  for (NodeId member : problem.members) unfinished += held_count[member] == chunks ? 0 : 1;
+  return unfinished;
+}
 
 /// Gives every transfer its feeder: the transfer that brought its chunk to its source. Done
 /// once at the end, NPU by NPU in parallel: each NPU's arrivals and departures are bucketed
