@@ -104,6 +104,14 @@ class SwitchEngine {
       }
       event_times_.push_back(now);
       match_all(static_cast<std::uint32_t>(event));
+      if (in_flight_.empty()) {
+        // The preferences (ring neighbours, faster paths, chunks the switch lacks) can leave
+        // every port waiting for a transfer that none of them will start: then this event is
+        // matched once more without them, which always finds one on a connected network.
+        relaxed_ = true;
+        match_all(static_cast<std::uint32_t>(event));
+        relaxed_ = false;
+      }
       if (in_flight_.empty()) throw std::logic_error("switch-native synthesis stalled with members unfinished");
       now = in_flight_.top().end;
       if (give_up_after_ != nullptr && now > give_up_after_->load(std::memory_order_relaxed)) {
@@ -268,7 +276,7 @@ class SwitchEngine {
     // Ring-first sweeps every receiver for its ring neighbours before any takes another sender:
     // otherwise a receiver whose neighbours are busy would take a sender from the one after it.
     for (bool ring_only : {true, false}) {
-      if (ring_only && order_ != SenderOrder::kRingFirst) continue;
+      if (ring_only && (order_ != SenderOrder::kRingFirst || relaxed_)) continue;
       ring_only_ = ring_only;
       for (Tick tier : tiers_) {
         for (NodeId k = 0; k < nodes_; ++k) {
@@ -300,13 +308,13 @@ class SwitchEngine {
     const std::uint64_t* near = switch_have_.data() + static_cast<std::size_t>(from - nodes_) * words_;
     const std::size_t count = senders.size();
     const std::size_t first = rng.below(count);
-    const bool by_distance = order_ == SenderOrder::kNearFirst || order_ == SenderOrder::kFarFirst;
+    const bool by_distance = !relaxed_ && (order_ == SenderOrder::kNearFirst || order_ == SenderOrder::kFarFirst);
     // Ring-first sweeps take the ring predecessor (pass 0), then the successor (pass 1): when
     // every receiver prefers its predecessor the senders are matched as a pipelined ring. The
     // other sweeps take the rest: near, then far (pass 2, 3), far, then near, or all at once.
     const int first_pass = ring_only_ ? 0 : 2;
     const int last_pass = ring_only_ ? 0 : by_distance ? 3 : 2;
-    if (order_ == SenderOrder::kRingFirst && !ring_only_) {
+    if (order_ == SenderOrder::kRingFirst && !ring_only_ && !relaxed_) {
       // A receiver whose predecessor is on this switch group waits for it: the ring stays a ring.
       const NodeId pred = ring_neighbours_[2 * static_cast<std::size_t>(v)];
       if (std::any_of(senders.begin(), senders.end(), [&](const Attachment& a) { return a.npu == pred; })) return;
@@ -363,8 +371,10 @@ class SwitchEngine {
 
   /// A chunk u holds that v neither holds nor awaits, worth sending over `port`, or kNoChunk.
   ChunkId best_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, Rng& rng) {
-    const std::span<const NodeId> faster(faster_sources_.data() + faster_offsets_[port],
-                                         faster_sources_.data() + faster_offsets_[port + 1]);
+    const std::span<const NodeId> faster =
+        relaxed_ ? std::span<const NodeId>{}
+                 : std::span<const NodeId>(faster_sources_.data() + faster_offsets_[port],
+                                           faster_sources_.data() + faster_offsets_[port + 1]);
     const std::uint64_t* offered = holds_.data() + static_cast<std::size_t>(u) * words_;
     const std::uint64_t* had = have_.data() + static_cast<std::size_t>(v) * words_;
     ChunkId best = kNoChunk;
@@ -419,6 +429,7 @@ class SwitchEngine {
 
   std::vector<NodeId> ring_neighbours_;        ///< ring-first: per NPU, its predecessor and successor
   bool ring_only_ = false;                     ///< this sweep takes ring neighbours only
+  bool relaxed_ = false;                       ///< this sweep ignores every preference (a stall)
   std::vector<std::vector<std::uint32_t>> switches_of_;  ///< per NPU: the switches it is attached to
   std::vector<std::uint64_t> switch_have_;     ///< per switch: chunks some NPU on it holds or awaits
   std::vector<std::uint32_t> busy_;            ///< lanes in use, per link
