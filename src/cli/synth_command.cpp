@@ -83,7 +83,7 @@ void run_synth(const SynthCommandOptions& options) {
         switches += " (its plan on the unwound links: " + format_time_us(extra["unwound_plan_us"].get<double>()) + ")";
         if (extra["winning_rule"] == "tacos" && options.policy != "tacos") switches += "; the paper's matching rule won";
       } else {
-        switches += " (planned on the physical links)";
+        switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
       }
       facts.add_row({"switches", switches});
     }
