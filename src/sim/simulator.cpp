@@ -69,6 +69,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -177,11 +178,18 @@ struct LinkQueues {
 
 }  // namespace
 
+void check_gamma(double gamma_us_per_byte) {
+  if (gamma_us_per_byte >= 0.0 && gamma_us_per_byte <= kMaxGamma_us_per_byte) return;
+  char got[32];
+  std::snprintf(got, sizeof got, "%g", gamma_us_per_byte);
+  throw InputError("", "--gamma",
+                   std::string("the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest "
+                               "link tenet accepts takes per byte (got ") + got + ")");
+}
+
 SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {
   const double gamma = options.gamma_us_per_byte;
-  if (!std::isfinite(gamma) || gamma < 0.0) {
-    throw InputError("", "--gamma", "the reduction cost must be a finite number of microseconds per byte, >= 0");
-  }
+  check_gamma(gamma);
   const RouteTable routes(topology, schedule, options.routing);
   const Dependents dependents(schedule);
   const std::size_t count = schedule.size();
