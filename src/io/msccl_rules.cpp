@@ -243,9 +243,11 @@ class RuleChecker {
   bool check_range(const MscclGpu& gpu, const MscclStep& step, const std::string& label, const char* field,
                    MscclBuffer buffer, int offset) {
     const int limit = declared(gpu, buffer);
-    const std::string range = std::string(msccl_buffer_name(buffer)) + "[" + std::to_string(offset) + ".." +
-                              std::to_string(offset + step.cnt) + ")";
-    if (offset < 0 || offset > kMaxOffset || offset + step.cnt > limit) {
+    // As written, offset + cnt may not fit an int (srcoff="2147483647").
+    const std::int64_t end = std::int64_t{offset} + step.cnt;
+    if (offset < 0 || offset > kMaxOffset || end > limit) {
+      const std::string range = std::string(msccl_buffer_name(buffer)) + "[" + std::to_string(offset) + ".." +
+                                std::to_string(end) + ")";
       return fail(label + ": " + field + " " + range + " is outside " + count_name(buffer) + "=" + std::to_string(limit) +
                   " (out of bounds)");
     }

@@ -45,3 +45,6 @@ tenet_cli_test(simulate_chunks_per_member EXIT 2 ARGS simulate -t ${PAIR} ${BAD}
   STDERR "chunks-per-member.json: /chunks_per_member: must be an integer from 1 to 65536 (got the integer 1000000)")
 tenet_cli_test(verify_schedule_overflow EXIT 2 ARGS verify -t ${PAIR} ${BAD}/schedule-overflow.json
   STDERR "schedule-overflow.json: /transfers/1/end_us: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)")
+# Found by fuzzing: planned starts that contradict the dependencies on one link (an internal error).
+tenet_cli_test(simulate_contradicting_times EXIT 1 ARGS simulate -t ${PAIR} ${BAD}/contradicting-times.json
+  STDOUT "verified             NO: transfer 1 starts at 0 us before its dependency 0 ends at 5.51024 us")

@@ -504,3 +504,9 @@ TEST_CASE("Chunk counts past what steps can reach are refused before the interpr
   CHECK(problem(scratch) == "ok");
   CHECK_FALSE(verify_msccl_xml(replaced(kSpecRing, "srcoff=\"0\"", "srcoff=\"4\"")).beyond_limits);
 }
+
+TEST_CASE("An offset near INT_MAX is out of bounds, not an overflow", "[msccl]") {
+  // Found by fuzzing: offset + cnt overflowed int while the message was built (UBSan).
+  CHECK(problem(replaced(kSpecRing, "type=\"s\" srcbuf=\"o\" srcoff=\"2\"", "type=\"s\" srcbuf=\"o\" srcoff=\"2147483647\"")) ==
+        "line 18: rank 2 tb 0 step 0 (s): src o[2147483647..2147483648) is outside o_chunks=3 (out of bounds)");
+}
