@@ -13,6 +13,10 @@ namespace tenet {
 
 enum class CollectiveKind { kAllGather, kReduceScatter, kAllReduce };
 
+/// Most chunks per NPU tenet synthesizes or reads (--chunks-per-npu, a schedule file's
+/// chunks_per_member): pipelining gains nothing from more, and per-chunk state stays small.
+constexpr std::uint32_t kMaxChunksPerNpu = 1u << 16;
+
 /// "allgather", "reducescatter", "allreduce".
 std::string collective_name(CollectiveKind kind);
 /// Parses the names above (also "all-gather", "all_gather", "reduce-scatter", "ag", "rs", "ar").

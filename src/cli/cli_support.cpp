@@ -124,8 +124,9 @@ LoadedCollective load_collective(const CollectiveOptions& options) {
     const std::string& text = options.chunks_per_npu;
     const bool digits = !text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
     const unsigned long value = digits ? std::stoul(text) : 0;
-    if (value < 1 || value > (1u << 16)) {
-      throw InputError("", "--chunks-per-npu", "'" + text + "' is not a chunk count; expected auto or a whole number from 1 to 65536");
+    if (value < 1 || value > kMaxChunksPerNpu) {
+      throw InputError("", "--chunks-per-npu", "'" + text + "' is not a chunk count; expected auto or a whole number from 1 to " +
+                                                   std::to_string(kMaxChunksPerNpu));
     }
     collective.chunks_per_npu = static_cast<std::uint32_t>(value);
   }

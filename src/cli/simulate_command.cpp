@@ -81,13 +81,12 @@ LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint
   Schedule schedule = msccl_to_schedule(program, topology, size != 0 ? size : *program.size_bytes, path);
   // The file, not its conversion, is what the runtime runs: it is verified by executing it.
   const MscclVerifyResult verdict = verify_msccl_xml(text, &topology);
+  if (verdict.beyond_limits) throw InputError(path, "", verdict.error);
   return {std::move(schedule), verdict.ok, verdict.error, false};
 }
 
 void run_simulate(const SimulateOptions& options) {
-  if (!std::isfinite(options.gamma) || options.gamma < 0.0) {
-    throw InputError("", "--gamma", "the reduction cost must be a finite number of microseconds per byte, >= 0");
-  }
+  check_gamma(options.gamma);
   const std::uint64_t size = options.size.empty() ? 0 : parse_size(options.size, "--size");
   const Topology topology = load_topology(options.topology);
   // Correctness does not depend on the size, so the schedule is verified as written.

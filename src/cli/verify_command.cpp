@@ -24,6 +24,7 @@ struct VerifyOptions {
 /// An MSCCL algorithm: load rules, then execution on the CPU (msccl_xml.hpp).
 void run_verify_xml(const VerifyOptions& options, const Topology& topology) {
   const MscclVerifyResult verdict = verify_msccl_xml(read_file(options.schedule), &topology);
+  if (verdict.beyond_limits) throw InputError(options.schedule, "", verdict.error);
   if (options.json) {
     nlohmann::json document = {{"schedule", options.schedule}, {"verified", verdict.ok}, {"format", "msccl-xml"}};
     if (verdict.ok) {

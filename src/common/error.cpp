@@ -49,11 +49,19 @@ InputError::InputError(std::string source, std::string where, std::string messag
     : InputError(std::move(source), std::vector<InputProblem>{{std::move(where), std::move(message)}}) {}
 
 void ProblemList::add(std::string where, std::string message) {
-  problems_.push_back({std::move(where), std::move(message)});
+  ++added_;
+  if (problems_.size() < kMaxListed) problems_.push_back({std::move(where), std::move(message)});
 }
 
 void ProblemList::throw_if_any() const {
-  if (!problems_.empty()) throw InputError(source_, problems_);
+  if (added_ == 0) return;
+  std::vector<InputProblem> listed = problems_;
+  if (unlisted_at_) {
+    listed.push_back({*unlisted_at_, "more problems not listed; fix the ones above first"});
+  } else if (added_ > problems_.size()) {
+    listed.push_back({"", std::to_string(added_ - problems_.size()) + " more problems not listed; fix the ones above first"});
+  }
+  throw InputError(source_, std::move(listed));
 }
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {

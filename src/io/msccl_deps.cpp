@@ -28,7 +28,7 @@ std::string tb_label(const PlannedTb& tb, int rank, int id) {
 class RankDependencies {
  public:
   RankDependencies(const WriterContext& context, Plan& plan, int rank)
-      : context_(context), plan_(plan), rank_(rank), ranks_plan_(plan.ranks[static_cast<std::size_t>(rank)]) {}
+      : context_(context), plan_(plan), ranks_plan_(plan.ranks[static_cast<std::size_t>(rank)]) {}
 
   void run() {
     const std::size_t tbs = ranks_plan_.tbs.size();
@@ -117,7 +117,6 @@ class RankDependencies {
 
   const WriterContext& context_;
   Plan& plan_;
-  int rank_;
   RankPlan& ranks_plan_;
   std::vector<int> row_of_;
   std::vector<int> clocks_;

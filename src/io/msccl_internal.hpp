@@ -25,6 +25,8 @@ constexpr int kMaxCount = 71;             ///< cnt of one step
 constexpr int kMaxNodes = 4095;           ///< XML nodes one rank loads: 1 + gpus + its tbs + its steps
 constexpr int kMaxChildren = 1024;        ///< children of one element (MAX_SUBS): the <gpu>s of <algo>
 constexpr int kMaxOffset = 32767;         ///< int16 chunk offsets
+/// Chunks of one buffer a step can reach: offsets up to kMaxOffset, kMaxCount chunks from there.
+constexpr int kMaxAddressableChunks = kMaxOffset + kMaxCount;
 constexpr int kMaxReduceFusion = 16;
 constexpr int kMaxAttributes = 16;
 constexpr int kMaxNameLength = 253;
@@ -77,7 +79,7 @@ struct LoadedThreadblock {
 struct LoadedRank {
   int i_chunks = 0;
   int o_chunks = 0;
-  int s_chunks = 0;
+  int s_chunks = 0;  ///< scratch slots a step can reach: the declared count, at most kMaxAddressableChunks
   std::vector<LoadedThreadblock> threadblocks;  ///< index = tb id
 };
 
@@ -91,6 +93,8 @@ struct LoadedProgram {
   int max_threadblocks = 0;
   int max_steps = 0;
   int channels = 0;
+  /// load_program's problem is a limit of tenet's, not a fault of the file.
+  bool beyond_limits = false;
 };
 
 /// Checks every load rule and the generator rules of SPEC section 1; the first problem or "".

@@ -119,6 +119,15 @@ class RuleChecker {
       return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) +
                   "\": at least 1 (0 divides by zero when the runtime sizes scratch)");
     }
+    // The runtime would load more, but with two or more ranks some chunk is then out of every
+    // step's reach, and the interpreter's buffers would grow with the number (16 GB for 2^31).
+    if (program_.nchunksperloop > kMaxAddressableChunks) {
+      loaded_.beyond_limits = true;
+      return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) +
+                       "\": tenet verifies at most " + std::to_string(kMaxAddressableChunks) +
+                       " chunks per loop (steps reach chunk " + std::to_string(kMaxAddressableChunks - 1) +
+                       " at most: int16 offsets, cnt up to " + std::to_string(kMaxCount) + ")");
+    }
     if (loaded_.coll != Coll::kAllReduce && program_.nchunksperloop % program_.ngpus != 0) {
       return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) + "\" is not a multiple of ngpus=\"" +
                   std::to_string(program_.ngpus) + "\", as " + coll + " needs");
@@ -164,7 +173,8 @@ class RuleChecker {
       LoadedRank& rank = loaded_.by_rank[static_cast<std::size_t>(gpu.id)];
       rank.i_chunks = gpu.i_chunks;
       rank.o_chunks = gpu.o_chunks;
-      rank.s_chunks = gpu.s_chunks;
+      // Scratch past what steps can reach is never touched: not worth a slot in the interpreter.
+      rank.s_chunks = std::min(gpu.s_chunks, kMaxAddressableChunks);
     }
     for (int r = 0; r < p; ++r) {
       if (!seen[static_cast<std::size_t>(r)]) {
@@ -233,9 +243,11 @@ class RuleChecker {
   bool check_range(const MscclGpu& gpu, const MscclStep& step, const std::string& label, const char* field,
                    MscclBuffer buffer, int offset) {
     const int limit = declared(gpu, buffer);
-    const std::string range = std::string(msccl_buffer_name(buffer)) + "[" + std::to_string(offset) + ".." +
-                              std::to_string(offset + step.cnt) + ")";
-    if (offset < 0 || offset > kMaxOffset || offset + step.cnt > limit) {
+    // As written, offset + cnt may not fit an int (srcoff="2147483647").
+    const std::int64_t end = std::int64_t{offset} + step.cnt;
+    if (offset < 0 || offset > kMaxOffset || end > limit) {
+      const std::string range = std::string(msccl_buffer_name(buffer)) + "[" + std::to_string(offset) + ".." +
+                                std::to_string(end) + ")";
       return fail(label + ": " + field + " " + range + " is outside " + count_name(buffer) + "=" + std::to_string(limit) +
                   " (out of bounds)");
     }

@@ -55,6 +55,7 @@ MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topo
   result.nchunksperloop = program.nchunksperloop;
   LoadedProgram loaded;
   result.error = load_program(program, loaded);
+  result.beyond_limits = loaded.beyond_limits;
   if (!result.error.empty()) return result;
   if (topology != nullptr) {
     std::vector<NodeId> npus;

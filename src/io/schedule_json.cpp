@@ -37,8 +37,6 @@ using namespace json_fields;
 
 constexpr const char* kFormat = "tenet-schedule";
 constexpr std::int64_t kVersion = 1;
-/// A file with a systematic mistake would otherwise list it once per transfer.
-constexpr std::size_t kMaxListedTransferProblems = 20;
 
 const std::vector<std::string> kTopLevelKeys = {
     "format",  "version", "algorithm",        "collective", "size_bytes", "chunks_per_member", "members",
@@ -273,7 +271,7 @@ std::optional<Header> read_header(const json& root, const Topology& topology, Pr
     }
   }
   if (require("chunks_per_member", "an integer >= 1")) {
-    if (auto chunks = read_integer(root["chunks_per_member"], "/chunks_per_member", 1, UINT32_MAX, problems)) {
+    if (auto chunks = read_integer(root["chunks_per_member"], "/chunks_per_member", 1, kMaxChunksPerNpu, problems)) {
       header.chunks_per_member = static_cast<std::uint32_t>(*chunks);
     }
   }
@@ -369,11 +367,13 @@ class ScheduleReader {
     // Transfer problems are mostly consequences of a wrong header (another topology, another
     // member list): list the header's alone first.
     problems.throw_if_any();
-    if (truncated_) transfer_problems_.add("/transfers", "more problems not listed; fix the ones above first");
+    if (truncated_) transfer_problems_.note_unlisted("/transfers");
     transfer_problems_.throw_if_any();
 
     Schedule schedule = take_schedule(*header);
+    check_chunk_count(schedule);
     check_chunks(schedule);
+    check_planned_time(root, schedule);
     schedule.notes = std::move(header->notes);
     return schedule;
   }
@@ -395,11 +395,52 @@ class ScheduleReader {
     return schedule;
   }
 
+  /// Checking a schedule allocates per chunk, and a small file can ask for 2^32 chunks. Every
+  /// chunk has to reach (all-gather, all-reduce) or leave (reduce-scatter) each member but one, so
+  /// a correct schedule lists at least chunks x (members - 1) chunk ids: past kMaxChunksPerNpu
+  /// chunks (cheap to check, and left for the verifier to judge) a header asking for more than its
+  /// transfers can move is refused before anything is allocated for them.
+  void check_chunk_count(const Schedule& schedule) {
+    if (schedule.chunk_count() <= kMaxChunksPerNpu) return;
+    const std::uint64_t others = schedule.members().size() - 1;
+    std::uint64_t listed = 0;
+    for (const Transfer& transfer : schedule.transfers()) listed += transfer.chunk_count;
+    const std::uint64_t needed = static_cast<std::uint64_t>(schedule.chunk_count()) * others;
+    if (listed >= needed) return;
+    throw InputError(source_, "/chunks_per_member",
+                     std::to_string(schedule.chunks_per_member()) + " chunks per member make " +
+                         std::to_string(schedule.chunk_count()) + " chunks, more than the transfers move: they list " +
+                         std::to_string(listed) + " chunk ids, and every chunk needs at least " + std::to_string(others) +
+                         " (one per member but its own)");
+  }
+
+  /// Reports show the header's planned time as the schedule's: it must be the transfers' latest
+  /// end_us (within rounding by another writer), or an edit made one of them wrong.
+  void check_planned_time(const json& root, const Schedule& schedule) {
+    if (!root.contains("planned_time_us")) return;
+    const double header = root["planned_time_us"].get<double>();
+    double latest = 0.0;
+    std::optional<TransferId> last;
+    for (TransferId id = 0; id < schedule.size(); ++id) {
+      if (!last || schedule.transfer(id).end_us > latest) {
+        latest = schedule.transfer(id).end_us;
+        last = id;
+      }
+    }
+    constexpr double kTolerance = 1e-6;  // relative, and absolute below 1 us
+    if (std::fabs(header - latest) <= kTolerance * std::max(1.0, latest)) return;
+    const std::string ends = last ? "the latest transfer ends at " + json(latest).dump() + " (/transfers/" +
+                                        std::to_string(*last) + "/end_us)"
+                                  : "the schedule has no transfers";
+    throw InputError(source_, "/planned_time_us",
+                     "is " + json(header).dump() + ", but " + ends + "; the planned time must be the latest end_us");
+  }
+
   void check_chunks(const Schedule& schedule) {
     ProblemList problems(source_);
     const ChunkId chunk_count = schedule.chunk_count();
     std::vector<TransferId> seen_in(chunk_count, 0);  // == id + 1: listed by transfer id
-    for (TransferId id = 0; id < schedule.size() && problems.size() < kMaxListedTransferProblems; ++id) {
+    for (TransferId id = 0; id < schedule.size() && problems.size() < ProblemList::kMaxListed; ++id) {
       const std::span<const ChunkId> chunks = schedule.chunks_of(schedule.transfer(id));
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         const std::string pointer = "/transfers/" + std::to_string(id) + "/chunks/" + std::to_string(i);
@@ -433,7 +474,8 @@ class ScheduleReader {
   }
 
   void read_transfer(const json& entry, std::size_t index) {
-    if (transfer_problems_.size() >= kMaxListedTransferProblems) {
+    // A systematic mistake would be found in every transfer: once the list is full, stop looking.
+    if (transfer_problems_.size() >= ProblemList::kMaxListed) {
       truncated_ = true;
       return;
     }
@@ -610,12 +652,17 @@ class ScheduleReader {
   std::vector<TransferId> dep_ids_;
 };
 
+/// `input` is the whole text or a stream at its start.
 template <typename Input>
-Schedule parse_schedule_input(Input&& input, const std::string& source, const Topology& topology) {
+Schedule parse_schedule_input(Input& input, const std::string& source, const Topology& topology) {
+  constexpr bool streamed = std::is_base_of_v<std::istream, Input>;
+  if constexpr (!streamed) {
+    if (std::optional<InputProblem> nul = find_nul_byte(input)) throw InputError(source, {*nul});
+  }
   ScheduleReader reader(topology, source);
   json root;
   try {
-    root = json::parse(std::forward<Input>(input), [&reader](int depth, json::parse_event_t event, json& parsed) {
+    root = json::parse(input, [&reader](int depth, json::parse_event_t event, json& parsed) {
       return reader.on_event(depth, event, parsed);
     });
   } catch (const json::parse_error& error) {
@@ -623,6 +670,20 @@ Schedule parse_schedule_input(Input&& input, const std::string& source, const To
     std::string message = error.what();
     if (auto cut = message.find("] "); cut != std::string::npos) message = message.substr(cut + 2);
     throw InputError(source, "", "invalid JSON: " + message);
+  } catch (const json::out_of_range& error) {
+    // A number beyond a double: nlohmann gives no position, so find the value it was parsing.
+    std::string pointer;
+    if constexpr (streamed) {
+      input.clear();
+      input.seekg(0);
+      if (input) pointer = pointer_where_parse_fails(input);  // else a pipe: no going back
+    } else {
+      pointer = pointer_where_parse_fails(input);
+    }
+    throw InputError(source, {number_overflow_problem(error, pointer)});
+  }
+  if constexpr (streamed) {
+    if (std::optional<InputProblem> nul = nul_byte_after_parse(input)) throw InputError(source, {*nul});
   }
   return reader.finish(root);
 }

@@ -15,7 +15,9 @@
 // the synthesizer emits only data dependencies, so without this rule a chunk that arrives early
 // would start beside the one the plan had on the link and both would slow down (a 3x3 mesh
 // all-gather would take 897 us instead of its planned 601 us). Only the order of planned times
-// is used, never their values; routed transfers (link == kNoLink) share links freely.
+// is used, never their values; routed transfers (link == kNoLink) share links freely. A plan
+// whose start times put a transfer before one of its dependencies has no consistent order (the
+// queues would wait in a circle), and none is imposed (LinkQueues).
 //
 // Max-min fairness. The flowing transfers are the flows; their rates are the max-min fair
 // allocation of link capacity (progressive filling: raise all rates together, freeze the flows of
@@ -69,6 +71,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -136,12 +139,24 @@ struct Dependents {
 /// The transfers planned on each link, in planned start order (ties: lower id), as CSR. A link
 /// named by the plan is a channel that carries its transfers one after another in that order
 /// (see the file comment); cursor[l] is the position of the transfer now allowed on link l.
+///
+/// The order cannot deadlock when no transfer is planned to start before one of its dependencies:
+/// then every wait, for a dependency or for the transfer ahead on the link, is for a transfer
+/// earlier in (planned start, id). A plan whose times contradict its dependencies (a hand-edited
+/// file; the verifier rejects it) has no order worth keeping, and its links are shared freely.
 struct LinkQueues {
   std::vector<std::uint64_t> offsets;
   std::vector<TransferId> ids;
   std::vector<std::uint64_t> cursor;
+  bool ordered = true;
 
   LinkQueues(const Schedule& schedule, std::uint32_t link_count) {
+    for (TransferId id = 0; id < schedule.size() && ordered; ++id) {
+      for (TransferId dep : schedule.deps_of(schedule.transfer(id))) {
+        ordered = ordered && schedule.transfer(dep).start_us <= schedule.transfer(id).start_us;
+      }
+    }
+    if (!ordered) return;
     offsets.assign(std::size_t{link_count} + 1, 0);
     for (const Transfer& transfer : schedule.transfers()) {
       if (transfer.link != kNoLink) ++offsets[transfer.link + 1];
@@ -172,16 +187,23 @@ struct LinkQueues {
   }
 
   /// True when some transfer goes before `id` on its planned link.
-  bool queued_behind(TransferId id, LinkId link) const { return link != kNoLink && ids[offsets[link]] != id; }
+  bool queued_behind(TransferId id, LinkId link) const { return ordered && link != kNoLink && ids[offsets[link]] != id; }
 };
 
 }  // namespace
 
+void check_gamma(double gamma_us_per_byte) {
+  if (gamma_us_per_byte >= 0.0 && gamma_us_per_byte <= kMaxGamma_us_per_byte) return;
+  char got[32];
+  std::snprintf(got, sizeof got, "%g", gamma_us_per_byte);
+  throw InputError("", "--gamma",
+                   std::string("the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest "
+                               "link tenet accepts takes per byte (got ") + got + ")");
+}
+
 SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {
   const double gamma = options.gamma_us_per_byte;
-  if (!std::isfinite(gamma) || gamma < 0.0) {
-    throw InputError("", "--gamma", "the reduction cost must be a finite number of microseconds per byte, >= 0");
-  }
+  check_gamma(gamma);
   const RouteTable routes(topology, schedule, options.routing);
   const Dependents dependents(schedule);
   const std::size_t count = schedule.size();
@@ -220,7 +242,7 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
 
   // The transfer's bytes are through: the next transfer planned on its link may go.
   auto release_link = [&](LinkId link) {
-    if (link == kNoLink) return;
+    if (link == kNoLink || !queues.ordered) return;
     const std::uint64_t next = ++queues.cursor[link];
     if (next < queues.offsets[link + 1] && --waiting[queues.ids[next]] == 0) issue(queues.ids[next]);
   };

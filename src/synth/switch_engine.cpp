@@ -234,7 +234,9 @@ class SwitchEngine {
       frontier.push({0, v});
       std::size_t found = 0;
       while (!frontier.empty() && found < kFasterSourceBudget) {
-        auto [at, node] = frontier.top();
+        // Not a structured binding: the lambda below captures `at`, which clang 14 refuses.
+        const Tick at = frontier.top().first;
+        const NodeId node = frontier.top().second;
         frontier.pop();
         if (at > distance[node]) continue;
         if (node != v) {

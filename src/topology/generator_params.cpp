@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "json_fields.hpp"
+
 namespace tenet::generator_detail {
 namespace {
 
@@ -192,11 +194,12 @@ std::optional<double> ParamReader::number(const std::string& name, double min, d
 
 std::optional<std::vector<double>> ParamReader::attribute(const std::string& name, std::optional<std::uint64_t> levels,
                                                           const std::string& unit, double fallback, bool is_bandwidth) {
-  const std::string expected = is_bandwidth ? "a number > 0 in GB/s" : "a number >= 0 in microseconds";
+  const std::string expected = is_bandwidth ? json_fields::kBandwidthRange : json_fields::kLatencyRange;
   auto valid_number = [is_bandwidth](const json& value) {
     if (!value.is_number()) return false;
     const double number = value.get<double>();
-    return std::isfinite(number) && (is_bandwidth ? number > 0 : number >= 0);
+    return is_bandwidth ? number >= kMinBandwidth_GBps && number <= kMaxBandwidth_GBps
+                        : number >= 0.0 && number <= kMaxLatency_us;
   };
   auto it = object_.find(name);
   if (it == object_.end()) return std::vector<double>{fallback};
@@ -255,6 +258,13 @@ bool ParamReader::check_size(const std::string& name, const SizeCounts& counts) 
   refuse(counts.links, kMaxLinks, "directed links");
   if (counts.npus < 2) {
     fail(name, "too small: " + format_count(counts.npus) + (counts.npus == 1 ? " NPU" : " NPUs") + " (at least 2)");
+    fits = false;
+  }
+  // Checked here, before building: a small file could otherwise build a huge network only to be
+  // refused for a count it never meant.
+  if (fits && expected_npus_ && counts.npus != *expected_npus_) {
+    problems_.add("/npus", std::to_string(*expected_npus_) + " does not match the " + std::to_string(counts.npus) +
+                               " NPUs the generator builds");
     fits = false;
   }
   return fits;

@@ -94,8 +94,11 @@ class ParamReader {
   /// `unit` names one entry in messages ("dimension", "level").
   LevelAttributes levels(std::optional<std::uint64_t> levels, const std::string& unit);
 
-  /// Records a problem at `name` when the counts pass the limits or there are fewer than 2 NPUs;
-  /// true when they fit.
+  /// The NPU count the file says the generator builds (its "npus"), checked by check_size.
+  void expect_npus(std::uint64_t npus) { expected_npus_ = npus; }
+
+  /// Records a problem at `name` when the counts pass the limits or there are fewer than 2 NPUs,
+  /// and at /npus when they differ from the expected count; true when they fit.
   bool check_size(const std::string& name, const SizeCounts& counts);
 
   void throw_if_any() const { problems_.throw_if_any(); }
@@ -110,6 +113,7 @@ class ParamReader {
   std::string pointer_;
   LinkDefaults defaults_;
   ProblemList& problems_;
+  std::optional<std::uint64_t> expected_npus_;
 };
 
 /// 1234567 -> "1,234,567"; kCountCap and above -> "more than 10^18".

@@ -67,7 +67,7 @@ const std::vector<std::string>& generator_kinds() {
 }
 
 Topology generate_topology(const nlohmann::json& generator, const LinkDefaults& defaults, const std::string& source,
-                           const std::string& pointer) {
+                           const std::string& pointer, std::optional<std::uint64_t> expected_npus) {
   if (!generator.is_object()) {
     throw InputError(
         source, pointer,
@@ -91,6 +91,7 @@ Topology generate_topology(const nlohmann::json& generator, const LinkDefaults& 
   }
   ProblemList problems(source);
   ParamReader reader(generator, spec->kind, spec->params, pointer, defaults, problems);
+  if (expected_npus) reader.expect_npus(*expected_npus);
   reader.reject_unknown_params();
   return spec->build(reader);
 }

@@ -378,13 +378,21 @@ json parse_json_text(const std::string& text, const std::string& source) {
     throw InputError(source, "", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                                      " levels; a topology file needs far fewer");
   }
+  if (std::optional<InputProblem> nul = find_nul_byte(text)) throw InputError(source, {*nul});
   try {
     return json::parse(text);
   } catch (const json::parse_error& error) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '<') {
+      throw InputError(source, "", "invalid JSON: the file is XML (an MSCCL algorithm?), not JSON");
+    }
     // nlohmann's message starts with "[json.exception.parse_error.101] "; keep what follows.
     std::string message = error.what();
     if (auto cut = message.find("] "); cut != std::string::npos) message = message.substr(cut + 2);
     throw InputError(source, "", "invalid JSON: " + message);
+  } catch (const json::out_of_range& error) {
+    // A number beyond a double: nlohmann gives no position, so find the value it was parsing.
+    throw InputError(source, {number_overflow_problem(error, pointer_where_parse_fails(text))});
   }
 }
 
@@ -393,6 +401,12 @@ Topology parse_topology(const std::string& text, const std::string& source) {
   ProblemList problems(source);
   if (!root.is_object()) {
     throw InputError(source, "", "a topology file must hold a JSON object (got " + describe_type(root) + ")");
+  }
+  // Every field of a schedule would be "unknown": say what the file is instead.
+  if (root.contains("format") && root["format"] == "tenet-schedule") {
+    const std::string made_for =
+        root.contains("topology") && root["topology"].is_string() ? " (made for topology '" + root["topology"].get<std::string>() + "')" : "";
+    throw InputError(source, "/format", "this is a schedule file" + made_for + ", not a topology");
   }
   reject_unknown_keys(root, "", kTopLevelKeys, problems);
 
@@ -421,7 +435,7 @@ Topology parse_topology(const std::string& text, const std::string& source) {
 
   Topology topology;
   if (has_generator) {
-    topology = generate_topology(root["generator"], defaults, source, "/generator");
+    topology = generate_topology(root["generator"], defaults, source, "/generator", static_cast<std::uint64_t>(*npus));
     if (topology.npu_count() != static_cast<std::uint64_t>(*npus)) {
       problems.add("/npus", std::to_string(*npus) + " does not match the " + std::to_string(topology.npu_count()) +
                                 " NPUs the generator builds");

@@ -94,3 +94,9 @@ tenet_cli_test(msccl_baseline_bad_proto EXIT 2 ARGS baseline -t ${TOPOLOGIES}/to
 tenet_cli_test(msccl_baseline_inexpressible EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-8x8.json -a direct --channels 8
   -o too-many-tbs.xml STDERR "error: --output: 'too-many-tbs.xml': the schedule cannot be written as MSCCL XML: rank 0 needs 252 threadblocks"
   NO_FILE ${SCRATCH}/too-many-tbs.xml)
+
+# Sizes refused before the interpreter allocates (nchunksperloop="2147483647" took 16.8 GB): bad input, not a verdict.
+tenet_cli_test(msccl_huge_chunks EXIT 2 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/huge-chunks.xml
+  STDERR "huge-chunks.xml: line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop (steps reach chunk 32837 at most: int16 offsets, cnt up to 71)")
+tenet_cli_test(msccl_huge_chunks_simulate EXIT 2 ARGS simulate -t ${MSCCL}/ring-3.json ${MSCCL}/huge-chunks.xml --size 3KiB
+  STDERR "huge-chunks.xml: line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop")

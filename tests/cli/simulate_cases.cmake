@@ -30,6 +30,23 @@ tenet_cli_test(simulate_xml_deadlock EXIT 1 ARGS simulate -t ${CMAKE_CURRENT_SOU
 tenet_cli_test(simulate_xml_missing EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json algo.xml
   STDERR "error: algo.xml: cannot open")
 tenet_cli_test(simulate_bad_gamma EXIT 2 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
-  --gamma -1 STDERR "error: --gamma: the reduction cost must be a finite number of microseconds per byte, >= 0")
+  --gamma -1 STDERR "error: --gamma: the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest link tenet accepts takes per byte (got -1)")
+tenet_cli_test(simulate_huge_gamma EXIT 2 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
+  --gamma 1e308 STDERR "error: --gamma: the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest link tenet accepts takes per byte (got 1e+308)")
+
+# Schedule files edited by hand: a header that disagrees with the transfers, sizes refused before
+# allocating, numbers beyond a double.
+set(PAIR "${CMAKE_CURRENT_SOURCE_DIR}/msccl/pair.json")
+tenet_cli_test(verify_planned_time EXIT 2 ARGS verify -t ${PAIR} ${BAD}/planned-time.json
+  STDERR "planned-time.json: /planned_time_us: is 5.0, but the latest transfer ends at 0.51024 (/transfers/0/end_us); the planned time must be the latest end_us")
+tenet_cli_test(simulate_planned_time EXIT 2 ARGS simulate -t ${PAIR} ${BAD}/planned-time.json
+  STDERR "planned-time.json: /planned_time_us: is 5.0, but the latest transfer ends at 0.51024")
+tenet_cli_test(simulate_chunks_per_member EXIT 2 ARGS simulate -t ${PAIR} ${BAD}/chunks-per-member.json
+  STDERR "chunks-per-member.json: /chunks_per_member: must be an integer from 1 to 65536 (got the integer 1000000)")
+tenet_cli_test(verify_schedule_overflow EXIT 2 ARGS verify -t ${PAIR} ${BAD}/schedule-overflow.json
+  STDERR "schedule-overflow.json: /transfers/1/end_us: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)")
+# Found by fuzzing: planned starts that contradict the dependencies on one link (an internal error).
+tenet_cli_test(simulate_contradicting_times EXIT 1 ARGS simulate -t ${PAIR} ${BAD}/contradicting-times.json
+  STDOUT "verified             NO: transfer 1 starts at 0 us before its dependency 0 ends at 5.51024 us")
 tenet_cli_test(simulate_bound EXIT 0 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
   STDOUT "lower bound          4.075 us, ingress binds (time / bound 2.992)")

@@ -27,7 +27,7 @@ tenet_cli_test(info_truncated EXIT 2 ARGS topo info ${BAD}/truncated.json
   STDERR "truncated.json: invalid JSON: parse error at line 1, column 23")
 tenet_cli_test(info_deep EXIT 2 ARGS topo info ${BAD}/deep.json STDERR "JSON nested deeper than 64 levels")
 tenet_cli_test(info_bad_fields EXIT 2 ARGS topo info ${BAD}/bad-fields.json
-  STDERR "bad-fields.json: /links/0/bandwidth_GBps: must be a bandwidth > 0 in GB/s (got the integer -5)
+  STDERR "bad-fields.json: /links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the integer -5)
 error: ${BAD}/bad-fields.json: /links/1/dst: unknown switch 'leaf1' (did you mean 'leaf0'?)
 error: ${BAD}/bad-fields.json: /links/2: a link from NPU 2 to itself (self-loops are not allowed)")
 tenet_cli_test(info_unreachable EXIT 2 ARGS topo info ${BAD}/unreachable.json
@@ -54,3 +54,27 @@ foreach(path ${shipped_topologies})
   get_filename_component(stem "${path}" NAME_WE)
   tenet_cli_test(load_${stem} EXIT 0 ARGS topo info ${path} --size 64MiB STDOUT "lower bounds for 64 MiB")
 endforeach()
+
+# Hardening (fuzzing, and a newcomer's reports): attribute ranges that keep every time finite,
+# numbers beyond a double, NUL bytes, floods of problems, files of the wrong kind.
+tenet_cli_test(huge_bandwidth_baseline EXIT 2 ARGS baseline -t ${BAD}/huge-bandwidth.json -a ring -c allreduce
+  -o never-ring.json STDERR "huge-bandwidth.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the number 1e+307)"
+  NO_FILE ${SCRATCH}/never-ring.json)
+tenet_cli_test(huge_bandwidth_simulate EXIT 2 ARGS simulate -t ${BAD}/huge-bandwidth.json ${BAD}/../good/rfs-allreduce.json
+  STDERR "huge-bandwidth.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the number 1e+307)")
+tenet_cli_test(huge_bandwidth_compare EXIT 2 ARGS compare -t ${BAD}/huge-bandwidth.json -c allreduce --size 1MiB
+  --plot never.svg STDERR "huge-bandwidth.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s"
+  NO_FILE ${SCRATCH}/never.svg)
+tenet_cli_test(huge_bandwidth_batch EXIT 2 ARGS batch -t ${BAD}/huge-bandwidth.json -c allreduce --scenarios all-links
+  STDERR "huge-bandwidth.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s")
+tenet_cli_test(number_overflow EXIT 2 ARGS topo info ${BAD}/number-overflow.json
+  STDERR "number-overflow.json: /defaults/latency_us: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)")
+tenet_cli_test(long_npus EXIT 2 ARGS topo info ${BAD}/long-npus.json
+  STDERR "long-npus.json: /npus: the number 99999999999999999999... (400 characters) is out of range")
+tenet_cli_test(trailing_nul EXIT 2 ARGS topo info ${BAD}/trailing-nul.json
+  STDERR "trailing-nul.json: invalid JSON: a NUL byte at line 1, column 67; a JSON file is text, and nothing may follow its value")
+tenet_cli_test(duplicate_links EXIT 2 ARGS topo info ${BAD}/duplicate-links.json
+  STDERR "duplicate-links.json: /links/10: duplicate link NPU 1 -> NPU 0 (also defined at /links/0)
+error: ${BAD}/duplicate-links.json: 40 more problems not listed; fix the ones above first")
+tenet_cli_test(schedule_as_topology EXIT 2 ARGS verify -t ${BAD}/../good/rfs-allreduce.json ${BAD}/../good/rfs-allreduce.json
+  STDERR "rfs-allreduce.json: /format: this is a schedule file (made for topology 'ring-fc-switch-2x4x2'), not a topology")

@@ -487,3 +487,26 @@ TEST_CASE("Schedules MSCCL cannot express are refused with the reason", "[msccl]
   REQUIRE_THROWS_WITH(parse_msccl_protocol("simple", "--proto"),
                       "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?); the MSCCL runtime knows Simple, LL and LL128");
 }
+
+TEST_CASE("Chunk counts past what steps can reach are refused before the interpreter allocates", "[msccl]") {
+  // nchunksperloop="2147483647" took 16.8 GB: every rank's buffers hold that many chunks.
+  const MscclVerifyResult huge = verify_msccl_xml(replaced(kSpecRing, "nchunksperloop=\"3\"", "nchunksperloop=\"2147483647\""));
+  CHECK_FALSE(huge.ok);
+  CHECK(huge.beyond_limits);
+  CHECK(huge.error ==
+        "line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop (steps reach chunk "
+        "32837 at most: int16 offsets, cnt up to 71)");
+  CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(replaced(kSpecRing, "nchunksperloop=\"3\"", "nchunksperloop=\"2147483647\""), "x.xml"),
+                                      one_way_ring(3), 3000, "x.xml"),
+                    "error: x.xml: " + huge.error);
+  // Scratch no step can reach costs nothing: the file is loaded and verified as written.
+  const std::string scratch = replaced(kSpecRing, "s_chunks=\"0\"", "s_chunks=\"2147483647\"");
+  CHECK(problem(scratch) == "ok");
+  CHECK_FALSE(verify_msccl_xml(replaced(kSpecRing, "srcoff=\"0\"", "srcoff=\"4\"")).beyond_limits);
+}
+
+TEST_CASE("An offset near INT_MAX is out of bounds, not an overflow", "[msccl]") {
+  // Found by fuzzing: offset + cnt overflowed int while the message was built (UBSan).
+  CHECK(problem(replaced(kSpecRing, "type=\"s\" srcbuf=\"o\" srcoff=\"2\"", "type=\"s\" srcbuf=\"o\" srcoff=\"2147483647\"")) ==
+        "line 18: rank 2 tb 0 step 0 (s): src o[2147483647..2147483648) is outside o_chunks=3 (out of bounds)");
+}

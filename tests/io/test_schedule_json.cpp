@@ -224,3 +224,77 @@ TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem
           "error: s.json: /transfers: more problems not listed; fix the ones above first");
   }
 }
+
+TEST_CASE("chunk counts a schedule's transfers cannot use are refused before allocating", "[schedule_json]") {
+  const Topology topology = ring(3);
+  const std::string good = schedule_to_text(ring_all_gather(topology), topology);
+  const auto with_chunks = [&](std::uint64_t chunks_per_member) {
+    json document = json::parse(good);
+    document["chunks_per_member"] = chunks_per_member;
+    return rejection(document.dump(), topology);
+  };
+  // 1000000 chunks per member took 5 GB in verify and simulate.
+  CHECK(with_chunks(1000000) == "error: s.json: /chunks_per_member: must be an integer from 1 to 65536 (got the integer 1000000)");
+  CHECK(with_chunks(30000) ==
+        "error: s.json: /chunks_per_member: 30000 chunks per member make 90000 chunks, more than the transfers move: they "
+        "list 6 chunk ids, and every chunk needs at least 2 (one per member but its own)");
+  // Few chunks are cheap: whether the transfers deliver them is the verifier's to say.
+  CHECK(with_chunks(2).empty());
+}
+
+TEST_CASE("the planned time in the header must be the transfers' latest end", "[schedule_json]") {
+  const Topology topology = ring(3);
+  const std::string good = schedule_to_text(ring_all_gather(topology), topology);
+  const auto with_planned = [&](double planned) {
+    json document = json::parse(good);
+    document["planned_time_us"] = planned;
+    return rejection(document.dump(), topology);
+  };
+  CHECK(with_planned(5) ==
+        "error: s.json: /planned_time_us: is 5.0, but the latest transfer ends at 2.8666666666666667 (/transfers/3/end_us); "
+        "the planned time must be the latest end_us");
+  CHECK(with_planned(2.866667).empty());  // another writer's rounding
+  json empty = json::parse(good);
+  empty["transfers"] = json::array();
+  empty["planned_time_us"] = 1.5;
+  CHECK(rejection(empty.dump(), topology) ==
+        "error: s.json: /planned_time_us: is 1.5, but the schedule has no transfers; the planned time must be the latest "
+        "end_us");
+}
+
+TEST_CASE("numbers beyond a double and NUL bytes are refused at their place", "[schedule_json]") {
+  const Topology topology = ring(3);
+  const std::string good = schedule_to_text(ring_all_gather(topology), topology);
+  const std::size_t second = good.find("{\"id\": 1,");
+  const std::size_t end_value = good.find("\"end_us\": ", second) + 10;
+  std::string overflow = good;
+  overflow.replace(end_value, good.find(',', end_value) - end_value, "1e400");
+  const std::string overflow_message =
+      "/transfers/1/end_us: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)";
+  CHECK(rejection(overflow, topology) == "error: s.json: " + overflow_message);
+  const std::string garbage = good + std::string("\0garbage", 8);
+  const std::string nul_message =
+      "invalid JSON: a NUL byte at line 17, column 1; a JSON file is text, and nothing may follow its value";
+  CHECK(rejection(garbage, topology) == "error: s.json: " + nul_message);
+
+  SECTION("from a file, read as a stream") {
+    const std::string path = (std::filesystem::temp_directory_path() / "tenet_test_bad_schedule.json").string();
+    const auto load = [&](const std::string& text) {
+      {
+        std::ofstream out(path, std::ios::binary);
+        out << text;
+      }
+      std::string message;
+      try {
+        load_schedule(path, topology);
+      } catch (const InputError& error) {
+        message = error.what();
+      }
+      std::remove(path.c_str());
+      return message;
+    };
+    CHECK(load(overflow) == "error: " + path + ": " + overflow_message);
+    CHECK(load(garbage) == "error: " + path + ": " + nul_message);
+    CHECK(load(good + "\n\n").empty());
+  }
+}

@@ -7,12 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/generators.hpp"
@@ -399,6 +401,29 @@ TEST_CASE("gamma adds gamma * bytes after each reduce arrives", "[simulator]") {
   CHECK(result.links[topology.find_link(0, 1)].busy_us == exactly(2.0 * (p - 1) * chunk / 50000.0));
   options.gamma_us_per_byte = -1.0;
   CHECK_THROWS_AS(simulate(topology, schedule, options), InputError);
+  // 1e308 made reductions end at infinity, and the run an internal error.
+  options.gamma_us_per_byte = 1e308;
+  CHECK_THROWS_WITH(simulate(topology, schedule, options),
+                    "error: --gamma: the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest "
+                    "link tenet accepts takes per byte (got 1e+308)");
+}
+
+TEST_CASE("the ends of the accepted attribute ranges simulate to finite times", "[simulator]") {
+  // Past them a ring looped forever (1e307 GB/s) or ended in an internal error (1e-308 GB/s).
+  const std::pair<double, double> extremes[] = {{kMinBandwidth_GBps, 0.0}, {kMinBandwidth_GBps, kMaxLatency_us},
+                                                {kMaxBandwidth_GBps, 0.0}, {kMaxBandwidth_GBps, kMaxLatency_us}};
+  for (const auto& [bandwidth, latency] : extremes) {
+    const Topology topology = generate_topology(
+        {{"kind", "ring"}, {"npus", 3}, {"bandwidth_GBps", bandwidth}, {"latency_us", latency}}, LinkDefaults{}, "t", "");
+    for (const std::uint64_t size : {std::uint64_t{1}, kMaxSizeBytes}) {
+      SimOptions options;
+      options.gamma_us_per_byte = kMaxGamma_us_per_byte;
+      const SimResult result = simulate(topology, ring_all_reduce(topology, 3, size, false), options);
+      INFO("bandwidth " << bandwidth << " GB/s, latency " << latency << " us, " << size << " bytes");
+      CHECK(std::isfinite(result.time_us));
+      CHECK(result.time_us > 0.0);
+    }
+  }
 }
 
 TEST_CASE("synthesized schedules replay to the synthesizer's time", "[simulator]") {
@@ -471,3 +496,19 @@ TEST_CASE("incremental refills agree with a global recomputation under heavy sha
     }
   }
 }
+
+TEST_CASE("planned times that contradict the dependencies do not deadlock the link queues", "[simulator]") {
+  // Found by fuzzing: a transfer planned first on a link depended on one planned after it there,
+  // each waited for the other, and simulate ended in an internal error. The verifier rejects such
+  // a plan; the simulator keeps only the dependencies.
+  Topology topology(2, {});
+  topology.add_duplex(0, 1, 0.5, 1.0);
+  const LinkId link = topology.find_link(0, 1);
+  Schedule schedule(CollectiveKind::kAllGather, 2000, {0, 1}, 1, "edited");
+  const std::vector<ChunkId> chunk = {0};
+  const std::vector<TransferId> first = {0};
+  schedule.add(0, 1, TransferKind::kCopy, chunk, {}, 5.0, 6.5, link);
+  schedule.add(0, 1, TransferKind::kCopy, chunk, first, 0.0, 1.5, link);
+  CHECK(simulate(topology, schedule).time_us == exactly(2 * (0.5 + 1000.0 / 1000.0)));
+}
+

@@ -576,20 +576,20 @@ TEST_CASE("generator errors: bandwidth and latency", "[generators]") {
     spec[key] = value;
     return error_of(spec);
   };
-  CHECK(with("bandwidth_GBps", 0) == "error: t.json: /generator/bandwidth_GBps: must be a number > 0 in GB/s (got 0)");
+  CHECK(with("bandwidth_GBps", 0) == "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got 0)");
   CHECK(with("bandwidth_GBps", -5) ==
-        "error: t.json: /generator/bandwidth_GBps: must be a number > 0 in GB/s (got -5)");
+        "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got -5)");
   CHECK(with("bandwidth_GBps", std::nan("")) ==
-        "error: t.json: /generator/bandwidth_GBps: must be a number > 0 in GB/s (got NaN)");
+        "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got NaN)");
   CHECK(with("bandwidth_GBps", "fast") ==
-        "error: t.json: /generator/bandwidth_GBps: must be a number > 0 in GB/s, or an array of them with one per "
+        "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s, or an array of them with one per "
         "dimension (got \"fast\")");
   CHECK(with("bandwidth_GBps", {100}) ==
         "error: t.json: /generator/bandwidth_GBps: must have 2 entries, one per dimension (got 1)");
   CHECK(with("bandwidth_GBps", {100, -1}) ==
-        "error: t.json: /generator/bandwidth_GBps/1: must be a number > 0 in GB/s (got -1)");
+        "error: t.json: /generator/bandwidth_GBps/1: must be a bandwidth from 1e-6 to 1e6 GB/s (got -1)");
   CHECK(with("latency_us", -1) ==
-        "error: t.json: /generator/latency_us: must be a number >= 0 in microseconds (got -1)");
+        "error: t.json: /generator/latency_us: must be a latency from 0 to 1e6 microseconds (got -1)");
   CHECK(with("latency_us", {0.5, 1, 2}) ==
         "error: t.json: /generator/latency_us: must have 2 entries, one per dimension (got 3)");
   CHECK(error_of({{"kind", "tree"}, {"fanout", {2, 2}}, {"latency_us", {1}}}) ==
@@ -605,8 +605,8 @@ TEST_CASE("generator errors: every problem is reported at once", "[generators]")
         "error: t.json: /generator/colour: unknown parameter for mesh; mesh takes kind, dims, bandwidth_GBps, "
         "latency_us\n"
         "error: t.json: /generator/dims/0: must be an integer >= 1 (got 0)\n"
-        "error: t.json: /generator/bandwidth_GBps/2: must be a number > 0 in GB/s (got -3)\n"
-        "error: t.json: /generator/latency_us: must be a number >= 0 in microseconds (got -1)");
+        "error: t.json: /generator/bandwidth_GBps/2: must be a bandwidth from 1e-6 to 1e6 GB/s (got -3)\n"
+        "error: t.json: /generator/latency_us: must be a latency from 0 to 1e6 microseconds (got -1)");
   CHECK(error_of({{"kind", "random"},
                   {"npus", 8},
                   {"degree", 20},

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "tenet/common/error.hpp"
@@ -130,13 +134,13 @@ TEST_CASE("bad topology files are rejected with every problem named", "[topology
   }
   SECTION("bad links") {
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": 0}]})") ==
-          "error: t.json: /links/0/bandwidth_GBps: must be a bandwidth > 0 in GB/s (got the integer 0)");
+          "error: t.json: /links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the integer 0)");
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": -5}]})").find(
-              "/links/0/bandwidth_GBps: must be a bandwidth > 0 in GB/s (got the integer -5)") != std::string::npos);
+              "/links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the integer -5)") != std::string::npos);
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": "NaN"}]})").find(
-              "/links/0/bandwidth_GBps: must be a bandwidth > 0 in GB/s (got a string)") != std::string::npos);
+              "/links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got a string)") != std::string::npos);
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "latency_us": -0.5}]})").find(
-              "/links/0/latency_us: must be a latency >= 0 in microseconds (got the number -0.5)") != std::string::npos);
+              "/links/0/latency_us: must be a latency from 0 to 1e6 microseconds (got the number -0.5)") != std::string::npos);
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 2}, {"src": 1.5, "dst": 0}]})") ==
           "error: t.json: /links/0/dst: must be an integer from 0 to 1 (got the integer 2)\n"
           "error: t.json: /links/1/src: must be an integer from 0 to 1 (got the number 1.5)");
@@ -178,4 +182,70 @@ TEST_CASE("bad topology files are rejected with every problem named", "[topology
     CHECK(rejection(std::string(kSquare).insert(1, R"("failed": {"npus": [1, 3]}, )")).find(
               "/failed: after the failures NPU 0 cannot reach NPU 2") != std::string::npos);
   }
+}
+
+TEST_CASE("link attributes are bounded so that every derived time is finite", "[topology_json]") {
+  // 1e307 GB/s overflowed bytes per microsecond to infinity (simulations never ended); 1e-308 GB/s
+  // and 1e308 us made times infinite (an internal error).
+  CHECK(rejection(R"({"npus": 3, "defaults": {"bandwidth_GBps": 1e307}, "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}]})") ==
+        "error: t.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the number 1e+307)");
+  CHECK(rejection(R"({"npus": 3, "links": [{"src": 0, "dst": 1},
+                                           {"src": 1, "dst": 2, "bandwidth_GBps": 1e-308, "latency_us": 1e308}]})") ==
+        "error: t.json: /links/1/latency_us: must be a latency from 0 to 1e6 microseconds (got the number 1e+308)\n"
+        "error: t.json: /links/1/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the number 1e-308)");
+  const tenet::Topology extremes = parse_topology(R"({"npus": 2, "links": [
+      {"src": 0, "dst": 1, "bandwidth_GBps": 1e-6, "latency_us": 1e6, "bidirectional": false},
+      {"src": 1, "dst": 0, "bandwidth_GBps": 1e6, "latency_us": -0.0, "bidirectional": false}]})",
+                                                  "t.json");
+  CHECK(extremes.link(0).bandwidth_GBps == 1e-6);
+  CHECK(extremes.link(1).bandwidth_GBps == 1e6);
+  CHECK(!std::signbit(extremes.link(1).latency_us));
+  CHECK(rejection(R"({"npus": 4, "generator": {"kind": "torus", "dims": [2, 2], "bandwidth_GBps": [50, 1e7]}})") ==
+        "error: t.json: /generator/bandwidth_GBps/1: must be a bandwidth from 1e-6 to 1e6 GB/s (got 10000000.0)");
+}
+
+TEST_CASE("numbers beyond a double are refused at their JSON pointer", "[topology_json]") {
+  // nlohmann throws out_of_range for them, which used to end as an internal error.
+  CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "latency_us": 1e400}]})") ==
+        "error: t.json: /links/0/latency_us: the number 1e400 is out of range (JSON numbers must fit a double: at "
+        "most about 1.8e308)");
+  CHECK(rejection(R"({"npus": )" + std::string(100000, '9') + R"(, "links": []})") ==
+        "error: t.json: /npus: the number 99999999999999999999... (100000 characters) is out of range (JSON numbers "
+        "must fit a double: at most about 1.8e308)");
+  CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1}], "failed": {"npus": [-1e999]}})") ==
+        "error: t.json: /failed/npus/0: the number -1e999 is out of range (JSON numbers must fit a double: at most about "
+        "1.8e308)");
+  CHECK(rejection("1e400") ==
+        "error: t.json: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)");
+}
+
+TEST_CASE("a NUL byte is refused, not taken for the end of the file", "[topology_json]") {
+  const std::string square(kSquare);
+  CHECK(rejection(square + std::string("\0garbage", 8)) ==
+        "error: t.json: invalid JSON: a NUL byte at line 2, column 91; a JSON file is text, and nothing may follow its value");
+  CHECK(rejection(std::string("{\"npus\": 4,\n\0}", 14)) ==
+        "error: t.json: invalid JSON: a NUL byte at line 2, column 1; a JSON file is text, and nothing may follow its value");
+}
+
+TEST_CASE("a schedule or an MSCCL file given as the topology is named for what it is", "[topology_json]") {
+  CHECK(rejection(R"({"format": "tenet-schedule", "version": 1, "topology": "torus-4x4", "npus": 16, "transfers": []})") ==
+        "error: t.json: /format: this is a schedule file (made for topology 'torus-4x4'), not a topology");
+  CHECK(rejection(R"({"format": "tenet-schedule"})") == "error: t.json: /format: this is a schedule file, not a topology");
+  CHECK(rejection("\n  <algo name=\"x\"></algo>") == "error: t.json: invalid JSON: the file is XML (an MSCCL algorithm?), not JSON");
+}
+
+TEST_CASE("a file with thousands of problems lists the first 20 and counts the rest", "[topology_json]") {
+  std::string links = R"({"src": 0, "dst": 1})";
+  for (int i = 0; i < 1000; ++i) links += R"(, {"src": 0, "dst": 1})";
+  const std::string message = rejection(R"({"npus": 2, "links": [)" + links + "]}");
+  CHECK(std::count(message.begin(), message.end(), '\n') == 20);
+  CHECK(message.substr(0, message.find('\n')) ==
+        "error: t.json: /links/1: duplicate link NPU 0 -> NPU 1 (also defined at /links/0)");
+  CHECK(message.substr(message.rfind('\n') + 1) == "error: t.json: 1980 more problems not listed; fix the ones above first");
+}
+
+TEST_CASE("a generator that would build another NPU count is refused before it builds", "[topology_json]") {
+  // 2^20 NPUs and 4 million links would take seconds and hundreds of megabytes to build first.
+  CHECK(rejection(R"({"npus": 16, "generator": {"kind": "torus", "dims": [1024, 1024]}})") ==
+        "error: t.json: /npus: 16 does not match the 1048576 NPUs the generator builds");
 }

@@ -2,6 +2,7 @@
 // One error family for everything a user can get wrong. The core throws; only the CLI prints and
 // maps to exit codes, so library callers (tests, batch runs) can catch and carry on.
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,20 +39,31 @@ class InputError : public std::runtime_error {
   std::vector<InputProblem> problems_;
 };
 
-/// Accumulates problems while validating, then throws them all at once.
+/// Accumulates problems while validating, then throws them all at once. Only the first
+/// kMaxListed are kept: a systematic mistake in a large file (a million duplicate links) would
+/// otherwise print a million lines; the rest are counted.
 class ProblemList {
  public:
+  static constexpr std::size_t kMaxListed = 20;
+
   explicit ProblemList(std::string source) : source_(std::move(source)) {}
 
   void add(std::string where, std::string message);
-  bool empty() const { return problems_.empty(); }
-  std::size_t size() const { return problems_.size(); }
-  /// Throws InputError holding every problem added so far, if there is any.
+  bool empty() const { return added_ == 0; }
+  /// Problems added so far, listed or not.
+  std::size_t size() const { return added_; }
+  /// Ends the list with "more problems not listed" at `where`, for a reader that stops looking
+  /// once the list is full and so cannot count the rest.
+  void note_unlisted(std::string where) { unlisted_at_ = std::move(where); }
+  /// Throws InputError holding the listed problems, then "N more problems not listed" when
+  /// there were more, if there is any.
   void throw_if_any() const;
 
  private:
   std::string source_;
   std::vector<InputProblem> problems_;
+  std::size_t added_ = 0;
+  std::optional<std::string> unlisted_at_;
 };
 
 /// Renders "error: SOURCE: WHERE: MESSAGE" (parts that are empty are left out).

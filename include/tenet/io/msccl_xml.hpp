@@ -159,6 +159,9 @@ struct MscclVerifyResult {
   /// Distinct ways buffer size splits steps into primitive calls; each was executed.
   int splits_executed = 0;
   bool races_checked = false;
+  /// `error` is a limit of tenet's verifier (such as the chunks per loop it can hold), not a fault
+  /// of the file: no verdict, and the CLI refuses the file as bad input.
+  bool beyond_limits = false;
 };
 
 /// Verifies MSCCL XML text against every rule above; never throws on a bad file. With a

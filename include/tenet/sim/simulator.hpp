@@ -20,8 +20,16 @@
 
 namespace tenet {
 
+/// Slowest reduction tenet simulates: as slow per byte as the slowest link a topology file may
+/// have (kMinBandwidth_GBps), which keeps every simulated time finite (topology.hpp).
+constexpr double kMaxGamma_us_per_byte = 1e3;
+
+/// The InputError (at --gamma) for a reduction cost outside 0..kMaxGamma_us_per_byte; nothing
+/// inside.
+void check_gamma(double gamma_us_per_byte);
+
 struct SimOptions {
-  double gamma_us_per_byte = 0.0;  ///< reduction cost; 0 as in the papers
+  double gamma_us_per_byte = 0.0;  ///< reduction cost, 0 to kMaxGamma_us_per_byte; 0 as in the papers
   RoutingPolicy routing = RoutingPolicy::kAuto;
   /// Keep every transfer's simulated start (when it was issued) and end in SimResult.
   bool record_times = false;

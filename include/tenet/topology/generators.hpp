@@ -49,6 +49,8 @@
 // Topology::layout. Link order is deterministic (see the top of each generators_*.cpp); every
 // cable is added once, and there are no self loops.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,8 +69,11 @@ struct LinkDefaults {
 /// Builds the topology a `generator` object describes. `source` is the file name and `pointer`
 /// the JSON pointer of the object ("/generator"), both used in errors. Throws InputError listing
 /// every problem (unknown kind with a suggestion, missing or mistyped parameter, size out of range).
+/// With `expected_npus` (a file's "npus"), a generator that would build another count is refused
+/// before it builds anything, at /npus.
 Topology generate_topology(const nlohmann::json& generator, const LinkDefaults& defaults,
-                           const std::string& source, const std::string& pointer);
+                           const std::string& source, const std::string& pointer,
+                           std::optional<std::uint64_t> expected_npus = std::nullopt);
 
 /// The kinds generate_topology accepts, for help texts and suggestions.
 const std::vector<std::string>& generator_kinds();

@@ -26,12 +26,21 @@ constexpr std::uint64_t kMaxNpus = 1u << 20;
 constexpr std::uint64_t kMaxSwitches = 1u << 20;
 constexpr std::uint64_t kMaxLinks = 1u << 26;
 
+/// Link attributes a topology file may give. Within them every time tenet derives is a finite
+/// double with room to spare: the slowest transfer (1 PiB over 1e-6 GB/s, 1.1e18 us) and the
+/// fastest (1 byte over 1e6 GB/s, 1e-9 us), times thousands of steps or hops. Past them,
+/// bytes / bandwidth overflows to infinity or underflows to nothing and the simulator's clock
+/// stops moving.
+constexpr double kMinBandwidth_GBps = 1e-6;
+constexpr double kMaxBandwidth_GBps = 1e6;
+constexpr double kMaxLatency_us = 1e6;
+
 /// One directed link. Sending s bytes over it when idle takes latency_us + s / bandwidth.
 struct Link {
   NodeId src = kNoNode;
   NodeId dst = kNoNode;
   double latency_us = 0.0;      ///< alpha, microseconds, >= 0
-  double bandwidth_GBps = 0.0;  ///< 1 GB/s = 1e9 bytes/s, > 0
+  double bandwidth_GBps = 0.0;  ///< 1 GB/s = 1e9 bytes/s, > 0 (a file's: kMinBandwidth_GBps..kMaxBandwidth_GBps)
 };
 
 /// How a generator laid NPUs out on a grid, kept so that dimension-order routing and the torus
