@@ -11,7 +11,7 @@
 #include <string>
 
 #include "tenet/common/error.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/topology_json.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "tenet/collective.hpp"
 #include "tenet/synth/synthesizer.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/topology.hpp"

@@ -13,7 +13,7 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"

@@ -7,7 +7,7 @@
 #include "cli_support.hpp"
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/verify/verifier.hpp"
@@ -21,7 +21,7 @@ struct VerifyOptions {
   bool json = false;
 };
 
-/// An MSCCL algorithm: load rules, then execution on the CPU (msccl_xml.hpp).
+/// An MSCCL algorithm: load rules, then execution on the CPU (msccl.hpp).
 void run_verify_xml(const VerifyOptions& options, const Topology& topology) {
   const MscclVerifyResult verdict = verify_msccl_xml(read_file(options.schedule), &topology);
   if (verdict.beyond_limits) throw InputError(options.schedule, "", verdict.error);

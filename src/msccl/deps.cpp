@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "msccl_writer.hpp"
+#include "writer.hpp"
 
 namespace tenet::msccl_detail {
 namespace {

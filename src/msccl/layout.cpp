@@ -12,7 +12,7 @@
 // a send step on the sender (`s`) and a receive step on the receiver (`r` for a copy, `rrc` with
 // the receiver's own value as the local operand for a reduction).
 //
-// Threadblocks, fused steps and why the result cannot deadlock: msccl_threadblocks.cpp.
+// Threadblocks, fused steps and why the result cannot deadlock: threadblocks.cpp.
 //
 // Channels. Transfers between one pair of ranks that overlap in replay order get separate lanes
 // (so a FIFO never has to deliver out of order); each lane is dealt round-robin over `channels`
@@ -22,7 +22,7 @@
 #include <map>
 #include <queue>
 
-#include "msccl_writer.hpp"
+#include "writer.hpp"
 
 namespace tenet::msccl_detail {
 namespace {
@@ -53,7 +53,7 @@ class Layout {
   bool own(int rank, int chunk) const { return chunk / context_.per_rank == rank; }
 
   Location initial(int rank, int chunk) const {
-    if (context_.coll != Coll::kAllGather) return {MscclBuffer::kInput, chunk};
+    if (context_.coll != CollectiveKind::kAllGather) return {MscclBuffer::kInput, chunk};
     if (!own(rank, chunk)) return {};
     return context_.in_place ? Location{MscclBuffer::kOutput, chunk}
                              : Location{MscclBuffer::kInput, chunk - rank * context_.per_rank};
@@ -61,9 +61,9 @@ class Layout {
 
   Location work(int rank, int chunk) const {
     switch (context_.coll) {
-      case Coll::kAllGather: return {MscclBuffer::kOutput, chunk};
-      case Coll::kAllReduce: return {context_.in_place ? MscclBuffer::kInput : MscclBuffer::kOutput, chunk};
-      case Coll::kReduceScatter:
+      case CollectiveKind::kAllGather: return {MscclBuffer::kOutput, chunk};
+      case CollectiveKind::kAllReduce: return {context_.in_place ? MscclBuffer::kInput : MscclBuffer::kOutput, chunk};
+      case CollectiveKind::kReduceScatter:
         if (context_.in_place) return {MscclBuffer::kInput, chunk};
         if (own(rank, chunk)) return {MscclBuffer::kOutput, chunk - rank * context_.per_rank};
         return {MscclBuffer::kScratch, chunk < rank * context_.per_rank ? chunk : chunk - context_.per_rank};
@@ -296,7 +296,7 @@ class Layout {
   void add_result_copies(int rank) {
     RankPlan& plan = plan_.ranks[static_cast<std::size_t>(rank)];
     const int c = context_.per_rank;
-    const bool every_chunk = context_.coll == Coll::kAllReduce;
+    const bool every_chunk = context_.coll == CollectiveKind::kAllReduce;
     const int first = every_chunk ? 0 : rank * c;
     const int last = every_chunk ? context_.chunks : (rank + 1) * c;
     for (int chunk = first; chunk < last; ++chunk) {

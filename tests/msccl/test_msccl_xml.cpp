@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tenet/common/error.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/verify/verifier.hpp"

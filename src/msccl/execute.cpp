@@ -6,7 +6,7 @@
 // the system is a determinate process network (FIFOs, monotone flags), so whether it finishes and
 // what it computes do not depend on the order they run in, and one run per call split is exact.
 //
-// Data: msccl_memory.hpp.
+// Data: memory.hpp.
 //
 // Races. With vector clocks (one entry per threadblock of every rank, advanced per call, carried by
 // messages and by the flags a dependency waits on) every access to a chunk is checked against the
@@ -19,7 +19,7 @@
 #include <map>
 #include <tuple>
 
-#include "msccl_memory.hpp"
+#include "memory.hpp"
 
 namespace tenet::msccl_detail {
 namespace {

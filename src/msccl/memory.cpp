@@ -1,6 +1,6 @@
-// The interpreter's buffers and the collective's postcondition (see msccl_memory.hpp).
+// The interpreter's buffers and the collective's postcondition (see memory.hpp).
 
-#include "msccl_memory.hpp"
+#include "memory.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,8 +29,8 @@ Memory::Memory(const LoadedProgram& program)
     : program_(program), p_(program.ranks), n_(program.chunks), c_(program.chunks / program.ranks),
       value_range_(std::max(1, ((1 << 24) - 1) / std::max(1, program.ranks))) {
   arrays_.resize(static_cast<std::size_t>(p_));
-  const bool ag = program_.coll == Coll::kAllGather;
-  const bool rs = program_.coll == Coll::kReduceScatter;
+  const bool ag = program_.coll == CollectiveKind::kAllGather;
+  const bool rs = program_.coll == CollectiveKind::kReduceScatter;
   const auto input = static_cast<std::size_t>(ag ? c_ : n_);
   const auto output = static_cast<std::size_t>(rs ? c_ : n_);
   for (int r = 0; r < p_; ++r) {
@@ -62,9 +62,9 @@ std::pair<int, int> Memory::resolve(int rank, MscclBuffer buffer, int index) con
   if (buffer == MscclBuffer::kScratch) return {2, index};
   if (!program_.in_place) return {buffer == MscclBuffer::kInput ? 0 : 1, index};
   switch (program_.coll) {
-    case Coll::kAllGather: return {1, buffer == MscclBuffer::kInput ? rank * c_ + index : index};
-    case Coll::kReduceScatter: return {0, buffer == MscclBuffer::kOutput ? rank * c_ + index : index};
-    case Coll::kAllReduce: return {0, index};
+    case CollectiveKind::kAllGather: return {1, buffer == MscclBuffer::kInput ? rank * c_ + index : index};
+    case CollectiveKind::kReduceScatter: return {0, buffer == MscclBuffer::kOutput ? rank * c_ + index : index};
+    case CollectiveKind::kAllReduce: return {0, index};
   }
   return {0, index};
 }
@@ -100,8 +100,8 @@ bool Memory::find_contribution(std::uint64_t sum, int& rank, int& chunk) const {
 
 std::string Memory::output_name(int rank, int j) const {
   // In-place reduce-scatter and all-reduce files keep their results in i.
-  const bool in_input = program_.in_place && program_.coll != Coll::kAllGather;
-  const int index = in_input && program_.coll == Coll::kReduceScatter ? rank * c_ + j : j;
+  const bool in_input = program_.in_place && program_.coll != CollectiveKind::kAllGather;
+  const int index = in_input && program_.coll == CollectiveKind::kReduceScatter ? rank * c_ + j : j;
   std::string text = in_input ? "i[" : "o[";
   text += std::to_string(index);
   text += "]";
@@ -128,11 +128,11 @@ std::string Memory::describe_symbol(const Symbol& actual, const Symbol& expected
 }
 
 std::string Memory::check_result() {
-  const bool ag = program_.coll == Coll::kAllGather;
-  const int outputs = program_.coll == Coll::kReduceScatter ? c_ : n_;
+  const bool ag = program_.coll == CollectiveKind::kAllGather;
+  const int outputs = program_.coll == CollectiveKind::kReduceScatter ? c_ : n_;
   for (int r = 0; r < p_; ++r) {
     for (int j = 0; j < outputs; ++j) {
-      const int chunk = program_.coll == Coll::kReduceScatter ? r * c_ + j : j;
+      const int chunk = program_.coll == CollectiveKind::kReduceScatter ? r * c_ + j : j;
       Symbol expected{0, 0, false};
       float expected_values[kElements] = {};
       for (int q = 0; q < p_; ++q) {

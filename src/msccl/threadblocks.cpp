@@ -1,4 +1,4 @@
-// Threadblocks and fused steps, from the operations msccl_layout.cpp made.
+// Threadblocks and fused steps, from the operations layout.cpp made.
 //
 // Threadblocks. One per (peer, channel, direction); with pairing, a receive side and a send side of
 // one rank and channel share a tb when the rank forwards what it receives from that peer to the
@@ -7,7 +7,7 @@
 //
 // Why it cannot deadlock. Consider the sequential execution that performs the operations in
 // replay order, one at a time, a whole step at once. Each tb meets its operations in its own order,
-// every dependency (msccl_deps.cpp) points to an earlier operation, and each receive finds its
+// every dependency (deps.cpp) points to an earlier operation, and each receive finds its
 // message because the send came earlier on the same lane. It needs FIFO room: at any point of the
 // replay a connection holds the pieces started but not ended on it. Synthesized schedules carry
 // one chunk per link at a time, so that is one call, within the 2 calls of a Simple FIFO even
@@ -17,14 +17,14 @@
 // execution exists, and because the threadblocks form a determinate process network (blocking
 // FIFO reads and writes, monotone flags), every execution completes: no deadlock at any buffer
 // size. Schedules with larger blocks in flight (baselines) are not covered by this argument; for
-// every file the writer runs the interpreter (msccl_execute.cpp) on every call split before
+// every file the writer runs the interpreter (execute.cpp) on every call split before
 // returning it, and falls back to unpaired threadblocks and smaller steps if it finds a hang.
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "msccl_writer.hpp"
+#include "writer.hpp"
 
 namespace tenet::msccl_detail {
 namespace {

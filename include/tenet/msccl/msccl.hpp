@@ -10,7 +10,7 @@
 // order follows the verified replay order of the schedule (reads when a transfer starts, writes
 // when it ends), and every pair of accesses to one buffer slot from different threadblocks is
 // ordered by an explicit dependency, so the file computes exactly what the verifier replayed. See
-// src/io/msccl_layout.cpp for the mapping and the deadlock argument. The writer runs the same
+// src/msccl/layout.cpp for the mapping and the deadlock argument. The writer runs the same
 // checks as verify_msccl_xml on its own output before returning it.
 //
 // Verifying. The file is first checked against the runtime reader's lexical rules (SPEC section 2),

@@ -1,7 +1,7 @@
 // From text to MscclProgram: the lexical scan, then pugixml for the tree. Every attribute is read
 // the way the runtime needs it written (plain decimal: the runtime's strtol honours 0x and 0
 // prefixes and ignores trailing garbage, so "010" would load as 8). Only presence, spelling and
-// number syntax are checked here; what the values mean is msccl_rules.cpp's business.
+// number syntax are checked here; what the values mean is rules.cpp's business.
 
 #include <algorithm>
 #include <charconv>
@@ -10,7 +10,7 @@
 
 #include <pugixml.hpp>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 #include "tenet/common/error.hpp"
 
 namespace tenet::msccl_detail {

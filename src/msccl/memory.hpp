@@ -1,5 +1,5 @@
 #pragma once
-// The interpreter's buffers (private to src/io): every rank's input, output and scratch chunks with
+// The interpreter's buffers (private to src/msccl): every rank's input, output and scratch chunks with
 // the runtime's in-place aliasing (SPEC section 4), the contributions they start with (SPEC 9.2),
 // and the postcondition the result is checked against.
 //
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 
 namespace tenet::msccl_detail {
 

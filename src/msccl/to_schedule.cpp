@@ -1,5 +1,5 @@
 // msccl_to_schedule: an MSCCL program as a tenet Schedule, for the simulator (the mapping is in
-// msccl_xml.hpp). The program is run once, symbolically, with unbounded FIFOs: a threadblock runs
+// msccl.hpp). The program is run once, symbolically, with unbounded FIFOs: a threadblock runs
 // its steps in order, waits on progress flags, and receives the next message of its connection
 // once it has been sent. Buffering decides whether the runtime deadlocks (verify_msccl_xml's
 // question), not which data a message carries. Running the steps in an order the runtime takes
@@ -25,7 +25,7 @@
 #include <map>
 #include <tuple>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 #include "tenet/common/error.hpp"
 
 namespace tenet {
@@ -89,21 +89,12 @@ bool reduces_received(MscclStepType type) {
          type == MscclStepType::kRecvReduceCopySend;
 }
 
-CollectiveKind collective_of(Coll coll) {
-  switch (coll) {
-    case Coll::kAllGather: return CollectiveKind::kAllGather;
-    case Coll::kReduceScatter: return CollectiveKind::kReduceScatter;
-    case Coll::kAllReduce: return CollectiveKind::kAllReduce;
-  }
-  return CollectiveKind::kAllReduce;
-}
-
 class Conversion {
  public:
   Conversion(const LoadedProgram& program, const std::vector<NodeId>& npus, std::uint64_t size_bytes,
              const std::string& name, const std::string& source)
       : program_(program), npus_(npus), source_(source), c_(program.chunks / program.ranks),
-        schedule_(collective_of(program.coll), size_bytes, npus, static_cast<std::uint32_t>(c_), name) {
+        schedule_(program.coll, size_bytes, npus, static_cast<std::uint32_t>(c_), name) {
     for (int r = 0; r < program.ranks; ++r) {
       const LoadedRank& rank = program.by_rank[static_cast<std::size_t>(r)];
       first_runner_.push_back(runners_.size());
@@ -150,8 +141,8 @@ class Conversion {
   /// Inputs hold their chunks (SPEC 9.2); outputs are named by the chunk they end with; scratch
   /// holds nothing yet.
   std::array<std::vector<SlotState>, 3> initial_slots(int rank) const {
-    const bool ag = program_.coll == Coll::kAllGather;
-    const bool rs = program_.coll == Coll::kReduceScatter;
+    const bool ag = program_.coll == CollectiveKind::kAllGather;
+    const bool rs = program_.coll == CollectiveKind::kReduceScatter;
     const int n = program_.chunks;
     std::array<std::vector<SlotState>, 3> slots;
     slots[0].resize(static_cast<std::size_t>(ag ? c_ : n));
@@ -173,15 +164,15 @@ class Conversion {
     int at = index;
     if (program_.in_place && buffer != MscclBuffer::kScratch) {
       switch (program_.coll) {
-        case Coll::kAllGather:
+        case CollectiveKind::kAllGather:
           if (buffer == MscclBuffer::kInput) at = rank * c_ + index;
           array = 1;
           break;
-        case Coll::kReduceScatter:
+        case CollectiveKind::kReduceScatter:
           if (buffer == MscclBuffer::kOutput) at = rank * c_ + index;
           array = 0;
           break;
-        case Coll::kAllReduce:
+        case CollectiveKind::kAllReduce:
           array = 0;
           break;
       }

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tenet/baselines/baseline.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/topology/topology_json.hpp"
 
 using namespace tenet;

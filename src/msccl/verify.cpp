@@ -1,11 +1,11 @@
-// verify_msccl_xml: the passes of msccl_internal.hpp in order, stopping at the first problem. The
+// verify_msccl_xml: the passes of internal.hpp in order, stopping at the first problem. The
 // interpreter runs once per distinct call split, the finest (each step of cnt c as c calls, as with
 // large buffers) first with race checking; the others can only change where FIFOs fill up.
 
 #include <map>
 #include <set>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 
 namespace tenet {
 namespace msccl_detail {

@@ -2,12 +2,12 @@
 // parser: it accepts a strict subset of XML and fails on much that XML allows (tabs, declarations,
 // tags over several lines, single quotes, two spaces in a row). This scanner walks the text the way
 // that reader does and names the first thing it would stop at, so a file that passes here loads;
-// pugixml then builds the tree (msccl_parse.cpp).
+// pugixml then builds the tree (parse.cpp).
 
 #include <cstdio>
 #include <string>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 #include "tenet/common/error.hpp"
 
 namespace tenet {

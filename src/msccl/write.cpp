@@ -8,7 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "msccl_writer.hpp"
+#include "writer.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 
@@ -62,9 +62,7 @@ void check_step_floor(const WriterContext& context, const Topology& topology);
 WriterContext make_context(const Schedule& schedule, const MscclWriteOptions& options, const Topology& topology) {
   WriterContext context;
   context.schedule = &schedule;
-  context.coll = schedule.collective() == CollectiveKind::kAllGather       ? Coll::kAllGather
-                 : schedule.collective() == CollectiveKind::kReduceScatter ? Coll::kReduceScatter
-                                                                           : Coll::kAllReduce;
+  context.coll = schedule.collective();
   context.in_place = options.in_place;
   context.ranks = static_cast<int>(schedule.members().size());
   context.per_rank = static_cast<int>(schedule.chunks_per_member());
@@ -216,11 +214,11 @@ void print_op(std::string& out, const Plan& plan, const Op& op) {
   }
 }
 
-const char* coll_name(Coll coll) {
+const char* coll_name(CollectiveKind coll) {
   switch (coll) {
-    case Coll::kAllGather: return "allgather";
-    case Coll::kReduceScatter: return "reduce_scatter";
-    case Coll::kAllReduce: return "allreduce";
+    case CollectiveKind::kAllGather: return "allgather";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kAllReduce: return "allreduce";
   }
   return "allreduce";
 }
@@ -252,7 +250,7 @@ void print_provenance(std::string& out, const WriterContext& context, const Sche
   use += options.in_place ? "in-place " : "out-of-place ";
   use += coll_name(context.coll);
   use += " calls on " + std::to_string(context.ranks) + " ranks whose element count";
-  if (context.coll != Coll::kAllReduce) use += " times " + std::to_string(context.ranks);
+  if (context.coll != CollectiveKind::kAllReduce) use += " times " + std::to_string(context.ranks);
   use += " is a multiple of " + std::to_string(context.chunks) + ", of 0 <= bytes < " + std::to_string(max_bytes(schedule));
   if (max_bytes(schedule) == kDefaultMaxBytes) use += " (the default: no minBytes/maxBytes given)";
   print_comment(out, use);
@@ -281,16 +279,16 @@ std::string print(const WriterContext& context, const Plan& plan, const Schedule
   int o_chunks = 0;
   int s_chunks = 0;
   switch (context.coll) {
-    case Coll::kAllGather:
+    case CollectiveKind::kAllGather:
       i_chunks = options.in_place ? 0 : c;
       o_chunks = n;
       break;
-    case Coll::kReduceScatter:
+    case CollectiveKind::kReduceScatter:
       i_chunks = n;
       o_chunks = options.in_place ? 0 : c;
       s_chunks = options.in_place ? 0 : n - c;
       break;
-    case Coll::kAllReduce:
+    case CollectiveKind::kAllReduce:
       i_chunks = n;
       o_chunks = options.in_place ? 0 : n;
       break;
@@ -355,7 +353,7 @@ std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topo
       continue;
     }
     std::string text = print(context, plan, schedule, topology, options, name);
-    // Races are excluded by construction (msccl_deps.cpp); deadlocks and the result are checked.
+    // Races are excluded by construction (deps.cpp); deadlocks and the result are checked.
     const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
     if (check.ok) return text;
     if (first_failure.empty()) first_failure = check.error;

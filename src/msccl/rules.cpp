@@ -10,7 +10,7 @@
 #include <set>
 #include <tuple>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 #include "tenet/common/error.hpp"
 
 namespace tenet::msccl_detail {
@@ -96,9 +96,9 @@ class RuleChecker {
 
   bool check_algo() {
     const std::string& coll = program_.coll;
-    if (coll == "allgather") loaded_.coll = Coll::kAllGather;
-    else if (coll == "reduce_scatter") loaded_.coll = Coll::kReduceScatter;
-    else if (coll == "allreduce") loaded_.coll = Coll::kAllReduce;
+    if (coll == "allgather") loaded_.coll = CollectiveKind::kAllGather;
+    else if (coll == "reduce_scatter") loaded_.coll = CollectiveKind::kReduceScatter;
+    else if (coll == "allreduce") loaded_.coll = CollectiveKind::kAllReduce;
     else if (coll == "reduce" || coll == "broadcast" || coll == "alltoall" || coll == "custom") {
       return fail_algo("coll=\"" + coll + "\": tenet verifies allgather, reduce_scatter and allreduce only");
     } else {
@@ -128,7 +128,7 @@ class RuleChecker {
                        " chunks per loop (steps reach chunk " + std::to_string(kMaxAddressableChunks - 1) +
                        " at most: int16 offsets, cnt up to " + std::to_string(kMaxCount) + ")");
     }
-    if (loaded_.coll != Coll::kAllReduce && program_.nchunksperloop % program_.ngpus != 0) {
+    if (loaded_.coll != CollectiveKind::kAllReduce && program_.nchunksperloop % program_.ngpus != 0) {
       return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) + "\" is not a multiple of ngpus=\"" +
                   std::to_string(program_.ngpus) + "\", as " + coll + " needs");
     }
@@ -160,8 +160,8 @@ class RuleChecker {
       if (gpu.id < 0 || gpu.id >= p) return fail(where + ": ranks are 0.." + std::to_string(p - 1) + " (ngpus=" + std::to_string(p) + ")");
       if (seen[static_cast<std::size_t>(gpu.id)]++) return fail(where + ": a second <gpu> for this rank");
       if (gpu.i_chunks < 0 || gpu.o_chunks < 0 || gpu.s_chunks < 0) return fail(where + ": chunk counts must be >= 0");
-      const int i_expected = loaded_.coll == Coll::kAllGather ? n / p : n;
-      const int o_expected = loaded_.coll == Coll::kReduceScatter ? n / p : n;
+      const int i_expected = loaded_.coll == CollectiveKind::kAllGather ? n / p : n;
+      const int o_expected = loaded_.coll == CollectiveKind::kReduceScatter ? n / p : n;
       if (gpu.i_chunks > 0 && gpu.i_chunks != i_expected) {
         return fail(where + ": i_chunks=\"" + std::to_string(gpu.i_chunks) + "\" but " + program_.coll + " with nchunksperloop=" +
                     std::to_string(n) + " needs " + std::to_string(i_expected) + " (or 0)");

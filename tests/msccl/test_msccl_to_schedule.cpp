@@ -9,7 +9,7 @@
 
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/verify/verifier.hpp"

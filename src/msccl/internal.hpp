@@ -1,5 +1,5 @@
 #pragma once
-// The MSCCL checker's passes and what they share (see msccl_xml.hpp for the model). Private to src/io.
+// The MSCCL checker's passes and what they share (see msccl.hpp for the model). Private to src/msccl.
 //
 // verify_msccl_xml: scan_text (the runtime reader's lexical rules) -> parse_program (pugixml) ->
 // load_program (every load rule; steps become the transfers the interpreter runs) ->
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tenet/io/msccl_xml.hpp"
+#include "tenet/msccl/msccl.hpp"
 
 namespace tenet::msccl_detail {
 
@@ -48,9 +48,6 @@ std::string parse_program(const std::string& text, MscclProgram& program);
 /// problem or "".
 std::string map_ranks(const MscclProgram& program, const Topology& topology, std::vector<NodeId>& npus);
 
-/// Which collective a file computes, in the checker's terms.
-enum class Coll { kAllGather, kReduceScatter, kAllReduce };
-
 /// A transfer as the loader builds it from steps (SPEC 6.3, 6.4): nops fold into the next step's
 /// dependencies, consecutive `re` steps fuse.
 struct LoadedTransfer {
@@ -84,7 +81,7 @@ struct LoadedRank {
 };
 
 struct LoadedProgram {
-  Coll coll = Coll::kAllReduce;
+  CollectiveKind coll = CollectiveKind::kAllReduce;
   bool in_place = true;
   int ranks = 0;
   int chunks = 0;            ///< nchunksperloop

@@ -1,19 +1,19 @@
 #pragma once
-// The writer's plan, between a Schedule and its text. Private to src/io.
+// The writer's plan, between a Schedule and its text. Private to src/msccl.
 //
-// msccl_layout.cpp turns transfers into pieces (runs of chunks contiguous in every buffer they
+// layout.cpp turns transfers into pieces (runs of chunks contiguous in every buffer they
 // touch) and operations (a send on the sender, a receive on the receiver) and deals them to
-// channels; msccl_threadblocks.cpp groups them into threadblocks in replay order and fuses a
+// channels; threadblocks.cpp groups them into threadblocks in replay order and fuses a
 // receive with the send that forwards it into one step.
-// msccl_deps.cpp adds the dependencies that order conflicting accesses from different threadblocks
-// and places nops. msccl_write.cpp checks the limits, prints the text and verifies it.
+// deps.cpp adds the dependencies that order conflicting accesses from different threadblocks
+// and places nops. write.cpp checks the limits, prints the text and verifies it.
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "msccl_internal.hpp"
+#include "internal.hpp"
 #include "tenet/schedule/schedule.hpp"
 
 namespace tenet::msccl_detail {
@@ -28,7 +28,7 @@ struct Location {
 /// What the writer knows about the collective, fixed for all layouts it tries.
 struct WriterContext {
   const Schedule* schedule = nullptr;
-  Coll coll = Coll::kAllReduce;
+  CollectiveKind coll = CollectiveKind::kAllReduce;
   bool in_place = true;
   int ranks = 0;
   int per_rank = 1;   ///< chunks per member (C in SPEC)
@@ -37,7 +37,7 @@ struct WriterContext {
   std::vector<int> rank_of;  ///< NPU id -> rank, -1 for non-members
 };
 
-/// Choices one attempt makes; msccl_write.cpp retries with safer ones when a layout fails.
+/// Choices one attempt makes; write.cpp retries with safer ones when a layout fails.
 struct LayoutChoices {
   bool pair = true;          ///< pair a receive peer with a send peer in one tb, fusing forwards
   int cap = kMaxCount;       ///< largest cnt of one step
@@ -119,7 +119,7 @@ struct LimitProblem {
 bool lay_out(const WriterContext& context, const LayoutChoices& choices, Plan& plan, LimitProblem& problem);
 
 /// Groups each rank's operations into threadblocks, orders them, and fuses forwards
-/// (msccl_threadblocks.cpp; called by lay_out).
+/// (threadblocks.cpp; called by lay_out).
 void form_threadblocks(const WriterContext& context, const LayoutChoices& choices, Plan& plan);
 
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
