@@ -1,6 +1,7 @@
 #include "cli_support.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 
@@ -169,17 +170,28 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 void add_msccl_options(CLI::App* command, MscclOutputOptions& options, const std::string& files) {
   command->add_option("--proto", options.proto, "MSCCL protocol of " + files + ": Simple (default), LL or LL128");
   command->add_option("--channels", options.channels,
-                      "MSCCL channels each connection's steps are dealt over in " + files + " (default 1)")
-      ->check(CLI::Range(1u, 32u));
+                      "MSCCL channels each connection's steps are dealt over in " + files +
+                          ": auto (default: 1, 2 or 4, whichever runs fastest) or 1..32");
   command->add_flag("--out-of-place", options.out_of_place,
                     "Write " + files + " for out-of-place calls (default: in-place; the runtime picks files by this)");
+}
+
+/// "auto" is 0 (the writer chooses); otherwise 1..32.
+std::uint32_t parse_channels(const std::string& text) {
+  if (text == "auto") return 0;
+  std::uint32_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 1 || value > 32) {
+    throw InputError("", "--channels", "'" + text + "': auto or a whole number of channels from 1 to 32 (the runtime's channels)");
+  }
+  return value;
 }
 
 MscclWriteOptions msccl_write_options(const MscclOutputOptions& options) {
   MscclWriteOptions write;
   write.protocol = parse_msccl_protocol(options.proto, "--proto");
   write.in_place = !options.out_of_place;
-  write.channels = options.channels;
+  write.channels = parse_channels(options.channels);
   return write;
 }
 

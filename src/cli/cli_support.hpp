@@ -96,7 +96,7 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::vec
 /// How schedules written as MSCCL XML are laid out: --proto, --channels, --out-of-place.
 struct MscclOutputOptions {
   std::string proto = "Simple";
-  std::uint32_t channels = 1;
+  std::string channels = "auto";
   bool out_of_place = false;
 };
 

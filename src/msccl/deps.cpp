@@ -4,7 +4,13 @@
 // order and, per buffer slot, makes every access wait for the conflicting accesses before it in
 // other threadblocks: a read for the last write, a write for the last write and every read since
 // (a reduction into a slot is both). Then every slot sees the same sequence of values as in the
-// verified replay, whatever the GPU's timing. Each operation keeps only its latest wait per
+// verified replay, whatever the GPU's timing. The schedule's own dependencies between transfers
+// that MSCCL can express are kept too: a send waits for the transfers its transfer depends on
+// that this rank sent or received. That keeps a switch port's planned order (switch-native plans
+// make it dependencies, synth/port_order.cpp): sends to different peers are different
+// threadblocks, and without the wait they would start together and share the port. Orders that
+// involve other ranks' ports cannot be expressed (MSCCL orders ranks only by messages).
+// Each operation keeps only its latest wait per
 // threadblock, and a vector clock drops waits already implied by others, so most steps need none
 // or one; several become nops directly before the step (SPEC 6.3).
 
@@ -25,10 +31,49 @@ std::string tb_label(const PlannedTb& tb, int rank, int id) {
   return text;
 }
 
+/// Where each transfer's last piece is sent and received: the op index on its sender's and on its
+/// receiver's rank (-1: none).
+struct TransferOps {
+  std::vector<int> send;
+  std::vector<int> recv;
+};
+
+TransferOps transfer_ops(const WriterContext& context, const Plan& plan) {
+  TransferOps found;
+  found.send.assign(context.schedule->size(), -1);
+  found.recv.assign(context.schedule->size(), -1);
+  std::vector<int> send_part(context.schedule->size(), -1);
+  std::vector<int> recv_part(context.schedule->size(), -1);
+  const auto keep = [&](std::vector<int>& at, std::vector<int>& part, int piece, int op) {
+    const Piece& p = plan.pieces[static_cast<std::size_t>(piece)];
+    if (p.part < part[p.transfer]) return;
+    part[p.transfer] = p.part;
+    at[p.transfer] = op;
+  };
+  for (const RankPlan& rank : plan.ranks) {
+    for (std::size_t i = 0; i < rank.ops.size(); ++i) {
+      const Op& op = rank.ops[i];
+      if (op.tb < 0) continue;
+      const int index = static_cast<int>(i);
+      switch (op.kind) {
+        case OpKind::kSend: keep(found.send, send_part, op.piece, index); break;
+        case OpKind::kRecv: keep(found.recv, recv_part, op.piece, index); break;
+        case OpKind::kFused:
+          keep(found.recv, recv_part, op.piece, index);
+          keep(found.send, send_part, op.forward, index);
+          break;
+        case OpKind::kCopy: break;
+      }
+    }
+  }
+  return found;
+}
+
 class RankDependencies {
  public:
-  RankDependencies(const WriterContext& context, Plan& plan, int rank)
-      : context_(context), plan_(plan), ranks_plan_(plan.ranks[static_cast<std::size_t>(rank)]) {}
+  RankDependencies(const WriterContext& context, Plan& plan, int rank, const TransferOps& transfer_ops)
+      : context_(context), plan_(plan), ranks_plan_(plan.ranks[static_cast<std::size_t>(rank)]), rank_(rank),
+        transfer_ops_(transfer_ops) {}
 
   void run() {
     const std::size_t tbs = ranks_plan_.tbs.size();
@@ -65,6 +110,11 @@ class RankDependencies {
         need(last_writer_[static_cast<std::size_t>(s)]);
         for (int reader : readers_[static_cast<std::size_t>(s)]) need(reader);
       }
+      if (plan_.schedule_order && (current.kind == OpKind::kSend || current.kind == OpKind::kFused)) {
+        for (int other : scheduled_waits(current)) {
+          if (op(other).before(current)) need(other);
+        }
+      }
       std::vector<int> candidates;
       for (int other : latest) {
         if (other >= 0) candidates.push_back(other);
@@ -93,6 +143,18 @@ class RankDependencies {
  private:
   Op& op(int index) { return ranks_plan_.ops[static_cast<std::size_t>(index)]; }
 
+  /// Ops of this rank that the sent transfer's schedule dependencies name.
+  std::vector<int> scheduled_waits(const Op& current) const {
+    const Schedule& schedule = *context_.schedule;
+    const int sent = current.kind == OpKind::kFused ? current.forward : current.piece;
+    std::vector<int> waits;
+    for (TransferId dep : schedule.deps_of(plan_.pieces[static_cast<std::size_t>(sent)].transfer)) {
+      if (context_.rank_of[schedule.src(dep)] == rank_ && transfer_ops_.send[dep] >= 0) waits.push_back(transfer_ops_.send[dep]);
+      if (context_.rank_of[schedule.dst(dep)] == rank_ && transfer_ops_.recv[dep] >= 0) waits.push_back(transfer_ops_.recv[dep]);
+    }
+    return waits;
+  }
+
   void add_range(const Location& location, int count, std::vector<int>& slots) const {
     for (int i = 0; i < count; ++i) {
       slots.push_back(static_cast<int>(location.buffer) * context_.chunks + location.index + i);
@@ -118,6 +180,8 @@ class RankDependencies {
   const WriterContext& context_;
   Plan& plan_;
   RankPlan& ranks_plan_;
+  int rank_;
+  const TransferOps& transfer_ops_;
   std::vector<int> row_of_;
   std::vector<int> clocks_;
   std::vector<int> last_writer_;
@@ -201,6 +265,7 @@ bool renumber_awaited(RankPlan& plan, int rank, LimitProblem& problem) {
 }  // namespace
 
 bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& problem) {
+  const TransferOps ops_of_transfers = plan.schedule_order ? transfer_ops(context, plan) : TransferOps{};
   for (int rank = 0; rank < context.ranks; ++rank) {
     RankPlan& ranks_plan = plan.ranks[static_cast<std::size_t>(rank)];
     const int tbs = static_cast<int>(ranks_plan.tbs.size());
@@ -224,7 +289,7 @@ bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& pr
       problem.excess = static_cast<double>(ops) / std::max(1, kMaxNodes - 1 - context.ranks - tbs);
       return false;
     }
-    RankDependencies(context, plan, rank).run();
+    RankDependencies(context, plan, rank, ops_of_transfers).run();
     if (!place_steps(context, ranks_plan, rank, problem)) return false;
     if (!renumber_awaited(ranks_plan, rank, problem)) return false;
   }

@@ -85,6 +85,7 @@ struct LoadedProgram {
   bool in_place = true;
   int ranks = 0;
   int chunks = 0;            ///< nchunksperloop
+  MscclProtocol protocol = MscclProtocol::kSimple;
   int fifo_calls = 2;
   std::vector<LoadedRank> by_rank;
   int max_threadblocks = 0;

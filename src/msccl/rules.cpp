@@ -146,6 +146,7 @@ class RuleChecker {
     loaded_.in_place = program_.in_place;
     loaded_.ranks = program_.ngpus;
     loaded_.chunks = program_.nchunksperloop;
+    loaded_.protocol = program_.protocol;
     loaded_.fifo_calls = static_cast<int>(msccl_fifo_calls(program_.protocol));
     loaded_.by_rank.assign(static_cast<std::size_t>(program_.ngpus), {});
     return true;

@@ -1,16 +1,21 @@
-// schedule_to_msccl_xml: lay out, add dependencies, check the limits, print, and run the checker
-// on the result. Layouts are tried from the fastest to the most conservative; the first the
-// interpreter runs to the right result at every call split is returned. When a schedule does not
-// fit the runtime's limits, the error names the limit and a change that fits: the number of
-// channels is found by trying, the number of chunks per NPU estimated from how far over it is.
+// write_msccl_xml: lay out, add dependencies, check the limits, print, run the checker on the
+// result, and time it as the runtime runs it. Layouts differ in channels (a connection's transfers
+// dealt over 1, 2 or 4 channels) and in whether a forward is fused into the receive before it
+// (fewer steps, but the threadblock then serves two peers in lockstep and publishes the received
+// data only once it has also been sent on); which is faster depends on the schedule, so each is
+// timed on the topology and the fastest is written. When a schedule does not fit the runtime's
+// limits, the error names the limit and a change that fits: the number of channels is found by
+// trying, the number of chunks per NPU estimated from how far over it is.
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "writer.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/sim/simulator.hpp"
 
 namespace tenet {
 namespace {
@@ -327,43 +332,97 @@ std::string checked_name(const MscclWriteOptions& options, const Schedule& sched
   return options.name;
 }
 
+/// The file's time as the runtime would run it (msccl_to_schedule's model) on `topology`.
+double runtime_time_us(const std::string& text, const Schedule& schedule, const Topology& topology) {
+  MscclProgram program = parse_msccl_xml(text, "MSCCL XML");
+  program.rank_to_npu.clear();
+  for (NodeId member : schedule.members()) program.rank_to_npu.push_back(topology.original_npu_id(member));
+  return simulate(topology, msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML")).time_us;
+}
+
+/// Channel counts `--channels auto` tries, fewest first: more channels let transfers of one
+/// connection overtake each other when the plan's timing slips, at the cost of threadblocks.
+constexpr std::uint32_t kAutoChannels[] = {1, 2, 4};
+
 }  // namespace
 
-std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
-  if (options.channels < 1 || options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
-    throw InputError("", "--channels", "must be 1..32 (the runtime's channels)");
+MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  if (options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
+    throw InputError("", "--channels", "must be auto or 1..32 (the runtime's channels)");
   }
   const std::string name = checked_name(options, schedule, topology);
   const WriterContext context = make_context(schedule, options, topology);
   const int fifo = context.fifo_calls;
-  // From the fastest layout to the most conservative: fused forwards and long steps first; then
-  // unpaired tbs; then steps no longer than a FIFO holds; then single chunks.
-  const LayoutChoices attempts[] = {{true, kMaxCount, options.channels},
-                                    {false, kMaxCount, options.channels},
-                                    {false, fifo, options.channels},
-                                    {false, 1, options.channels}};
+  const bool automatic = options.channels == 0;
+  std::vector<std::uint32_t> channel_counts;
+  if (automatic) channel_counts.assign(std::begin(kAutoChannels), std::end(kAutoChannels));
+  else channel_counts.push_back(options.channels);
+
+  // Each layout within the limits whose file the interpreter runs to the right result is timed as
+  // the runtime runs it; the fastest is written (ties: fewer channels, then fused forwards).
+  std::optional<MscclWritten> best;
   std::string first_failure;
-  std::string limit_after_failure;
-  for (std::size_t a = 0; a < std::size(attempts); ++a) {
+  std::string first_limit;
+  const auto consider = [&](const LayoutChoices& choices) {
     Plan plan;
     LimitProblem problem;
-    if (!plan_for(context, attempts[a], plan, problem)) {
-      if (a == 0) throw InputError("", "MSCCL XML", problem.message + ": " + suggestion(context, attempts[a], problem));
-      if (limit_after_failure.empty()) limit_after_failure = problem.message;
-      continue;
+    if (!plan_for(context, choices, plan, problem)) {
+      if (first_limit.empty()) first_limit = problem.message + ": " + suggestion(context, choices, problem);
+      return false;
     }
     std::string text = print(context, plan, schedule, topology, options, name);
     // Races are excluded by construction (deps.cpp); deadlocks and the result are checked.
     const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
-    if (check.ok) return text;
-    if (first_failure.empty()) first_failure = check.error;
+    if (!check.ok) {
+      if (first_failure.empty()) first_failure = check.error;
+      return false;
+    }
+    const double time_us = runtime_time_us(text, schedule, topology);
+    if (!best || time_us < best->time_us * (1.0 - 1e-9)) {
+      best = MscclWritten{std::move(text), time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap,
+                          choices.schedule_order};
+    }
+    return true;
+  };
+  // The schedule's port order is worth keeping only where it has dependencies between transfers
+  // of one rank that its data does not imply (switch-native plans).
+  bool has_order = false;
+  for (std::size_t t = 0; t < schedule.size() && !has_order; ++t) has_order = !schedule.deps_of(static_cast<TransferId>(t)).empty();
+  const auto consider_all = [&](std::uint32_t channels) {
+    for (bool pair : {true, false}) {
+      consider({pair, kMaxCount, channels, false});
+      if (has_order) consider({pair, kMaxCount, channels, true});
+    }
+  };
+  double previous_best = 0.0;
+  for (std::uint32_t channels : channel_counts) {
+    consider_all(channels);
+    // More channels only while they pay: stop at the first count that gains under 1%.
+    if (automatic && best && previous_best > 0.0 && best->time_us > previous_best * 0.99) break;
+    if (best) previous_best = best->time_us;
   }
-  if (!limit_after_failure.empty()) {
+  // Threadblocks too long for the runtime: automatic channels go on doubling.
+  for (std::uint32_t channels = 2 * channel_counts.back(); automatic && !best && channels <= static_cast<std::uint32_t>(kMaxChannels);
+       channels *= 2) {
+    consider_all(channels);
+  }
+  if (!best) {
+    // Safer layouts: steps no longer than a FIFO holds, then single chunks.
+    for (int cap : {fifo, 1}) {
+      if (consider({false, cap, channel_counts.front(), false})) break;
+    }
+  }
+  if (best) return std::move(*best);
+  if (!first_limit.empty() && first_failure.empty()) throw InputError("", "MSCCL XML", first_limit);
+  if (!first_limit.empty()) {
     throw InputError("", "MSCCL XML",
-                     "the layouts within the runtime's limits fail (" + first_failure + "), and the safer ones exceed them: " +
-                         limit_after_failure);
+                     "the layouts within the runtime's limits fail (" + first_failure + "), and the others exceed them: " + first_limit);
   }
   throw std::logic_error("the MSCCL writer produced no layout that passes its own verification: " + first_failure);
+}
+
+std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  return write_msccl_xml(schedule, topology, options).text;
 }
 
 }  // namespace tenet

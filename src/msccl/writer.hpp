@@ -42,6 +42,9 @@ struct LayoutChoices {
   bool pair = true;          ///< pair a receive peer with a send peer in one tb, fusing forwards
   int cap = kMaxCount;       ///< largest cnt of one step
   std::uint32_t channels = 1;
+  /// Sends also wait for the transfers of this rank their transfer depends on in the schedule
+  /// (a switch port's planned order), not only for their data (deps.cpp).
+  bool schedule_order = false;
 };
 
 struct Piece {
@@ -103,6 +106,7 @@ struct Plan {
   std::vector<Piece> pieces;
   std::vector<RankPlan> ranks;
   int nchannels = 1;
+  bool schedule_order = false;  ///< LayoutChoices::schedule_order
 };
 
 /// A limit the layout exceeds; `channels_help` when spreading over more channels could fix it.

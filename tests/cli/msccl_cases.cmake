@@ -55,11 +55,17 @@ tenet_cli_test(msccl_missing_file EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.
 # Options and limits: nothing is written when the file could not load or run.
 tenet_cli_test(msccl_bad_proto EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --proto simple -o never.xml
   STDERR "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?)" NO_FILE ${SCRATCH}/never.xml)
-tenet_cli_test(msccl_too_many_steps EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 30
-  -o too-long.xml STDERR "the runtime runs at most 256 per threadblock: spread each connection over 2 channels (--channels 2)"
+tenet_cli_test(msccl_too_many_steps EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 40
+  --channels 1 -o too-long.xml
+  STDERR "the runtime runs at most 256 per threadblock: spread each connection over 3 channels (--channels 3)"
   NO_FILE ${SCRATCH}/too-long.xml)
-tenet_cli_test(msccl_more_channels EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 30
-  --channels 2 -o two-channels.xml STDOUT "wrote                two-channels.xml")
+tenet_cli_test(msccl_more_channels EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 40
+  --channels 3 -o three-channels.xml STDOUT "wrote                three-channels.xml")
+tenet_cli_test(msccl_auto_channels EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 40
+  -o auto-channels.xml STDOUT "wrote                auto-channels.xml")
+tenet_cli_test(msccl_bad_channels EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json --channels 0 -o never.xml
+  STDERR "error: --channels: '0': auto or a whole number of channels from 1 to 32 (the runtime's channels)"
+  NO_FILE ${SCRATCH}/never.xml)
 tenet_cli_test(msccl_relay EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --members 0,2,6,8 -o corners.xml
   STDERR "which is not a member: MSCCL moves data only between the communicator's ranks" NO_FILE ${SCRATCH}/corners.xml)
 

@@ -440,15 +440,21 @@ std::string writer_error(const Schedule& schedule, const Topology& topology, con
 TEST_CASE("Schedules past the runtime's limits get the limit and a change that works", "[msccl]") {
   SECTION("256 steps per threadblock: more channels") {
     const Topology mesh = shipped("mesh-3x3");
-    const Schedule schedule = synthesize(mesh, collective_of(CollectiveKind::kAllReduce, 30), {}).schedule;
-    const std::string error = writer_error(schedule, mesh, {});
+    const Schedule schedule = synthesize(mesh, collective_of(CollectiveKind::kAllReduce, 40), {}).schedule;
+    MscclWriteOptions one_channel;
+    one_channel.channels = 1;
+    const std::string error = writer_error(schedule, mesh, one_channel);
     INFO(error);
     CHECK(error.find("error: MSCCL XML: rank ") == 0);
-    CHECK(error.find("the runtime runs at most 256 per threadblock: spread each connection over 2 channels (--channels 2)") !=
+    CHECK(error.find("the runtime runs at most 256 per threadblock: spread each connection over 3 channels (--channels 3)") !=
           std::string::npos);
     MscclWriteOptions options;
     options.channels = suggested(error, "--channels");
     CHECK(write_and_verify(schedule, mesh, options) == "ok");
+    // Automatic channels find the count that fits by themselves.
+    const MscclWritten automatic = write_msccl_xml(schedule, mesh, {});
+    CHECK(automatic.channels >= 2);
+    CHECK(verify_msccl_xml(automatic.text, &mesh).ok);
   }
   SECTION("4095 XML nodes per rank: fewer chunks per NPU") {
     const Topology torus = shipped("torus-4x4");

@@ -38,14 +38,25 @@ std::string msccl_protocol_name(MscclProtocol protocol);
 /// them, an LL or LL128 call 1 (SPEC 7.3).
 std::uint32_t msccl_fifo_calls(MscclProtocol protocol);
 
+/// How the runtime runs a file of `nchunksperloop` chunks for a collective of `size_bytes`
+/// (SPEC 6.2, NCCL's default buffer sizes).
+struct MscclRuntimeModel {
+  std::uint64_t slice_bytes = 0;  ///< of one chunk per iteration: 2 MiB Simple, 32 KiB LL, 576000 B LL128
+  std::uint64_t iterations = 1;   ///< the whole step list runs once per slice of the chunks
+  int max_allowed_count = 1;      ///< chunks one primitive call moves (mscclMaxAllowedCount)
+  int fifo_calls = 2;             ///< calls a connection buffers
+};
+MscclRuntimeModel msccl_runtime_model(MscclProtocol protocol, int nchunksperloop, std::uint64_t size_bytes);
+
 struct MscclWriteOptions {
   MscclProtocol protocol = MscclProtocol::kSimple;
   /// In-place calls (inplace="1") or out-of-place ones (inplace="0"); the runtime picks a file by
   /// this, so covering both takes two files.
   bool in_place = true;
   /// Channels each connection's transfers are dealt over, round robin: more threadblocks working in
-  /// parallel, and fewer steps in each (the runtime allows 256 per threadblock).
-  std::uint32_t channels = 1;
+  /// parallel, and fewer steps in each (the runtime allows 256 per threadblock). 0: automatic, the
+  /// count (1, 2 or 4) whose file runs fastest on the runtime's model.
+  std::uint32_t channels = 0;
   /// The algo's name; empty: "tenet_<algorithm>_<collective>_<topology>" (63 characters at most).
   std::string name;
   /// The comment lines at the top (tenet version, topology, collective, size, seed, rank mapping).
@@ -54,10 +65,27 @@ struct MscclWriteOptions {
   std::optional<std::uint64_t> seed;
 };
 
+struct MscclWritten {
+  std::string text;
+  /// The file on `topology` as the runtime runs it (msccl_to_schedule's model, the simulator).
+  double time_us = 0.0;
+  std::uint32_t channels = 1;
+  /// A threadblock serves a receive peer and a send peer, forwards fused into rcs/rrcs steps.
+  bool fused = false;
+  /// Largest cnt of one step the layout allowed (smaller only when longer steps deadlock).
+  int step_cap = 0;
+  /// Sends also keep the schedule's order of each rank's transfers (a switch port's plan).
+  bool schedule_order = false;
+};
+
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`
-/// (same NPU numbering); `topology` supplies the names in the comment. Throws InputError when the
-/// schedule cannot be expressed (a transfer through a non-member) or does not fit the runtime's
-/// limits, naming the limit and what to change.
+/// (same NPU numbering). Several layouts (channel counts, fused forwards or not) are made, each
+/// checked by executing it (right result at every call split, no deadlock) and timed as the
+/// runtime runs it on `topology`; the fastest is returned. Throws InputError when the schedule
+/// cannot be expressed (a transfer through a non-member) or does not fit the runtime's limits,
+/// naming the limit and what to change.
+MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
+/// write_msccl_xml's text.
 std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
 
 // ------------------------------------------------------------------------------------------------
@@ -128,18 +156,16 @@ struct MscclProgram {
 /// naming `source` and the line of the first problem. Load rules are not checked here.
 MscclProgram parse_msccl_xml(const std::string& text, const std::string& source);
 
-/// The program as a tenet Schedule of `size_bytes`, for the simulator. Each send is matched with
-/// its receive as the runtime matches them (the k-th send and the k-th receive of a connection)
-/// and becomes one transfer from the sender's NPU to the receiver's, kReduce when the receive
-/// reduces, carrying the chunks the sending step moves. A transfer starts once its sending step
-/// could run: the earlier steps of its threadblock are done (a receive when its data arrived, a
-/// send when it was issued), its depid/deps are met, and the data it sends has arrived. A receive
-/// holds back only the receiver's later steps, as a message waits in its connection until the
-/// receiver gets to it. Local copies and reductions move no data but pass ordering and data on.
-/// Planned times are 0 and links kNoLink: the simulator routes and times every transfer. Ranks
-/// are NPUs by the rank_to_npu comment, else rank r = NPU r. Throws InputError naming `source`
-/// and the line for a program that breaks a load rule, deadlocks even with unbounded FIFOs, or
-/// sends scratch nothing wrote; bounded-FIFO deadlocks and wrong results are verify_msccl_xml's.
+/// The program as a tenet Schedule of `size_bytes`, timed as the runtime runs it (the model is at
+/// the top of src/msccl/to_schedule.cpp): the whole step list once per slice of the chunks; a step
+/// as its primitive calls, each sending call one transfer from the sender's NPU to the receiver's
+/// (kReduce when the receiving step reduces); a threadblock's calls one after the other, a send
+/// holding it until its data has crossed; a connection at most its FIFO's calls ahead of its
+/// receiver; dependencies met in the same slice. Chunk c of slice t is the Schedule's chunk
+/// c x iterations + t. Planned times are 0 and links kNoLink: the simulator routes and times
+/// every transfer. Ranks are NPUs by the rank_to_npu comment, else rank r = NPU r. Throws
+/// InputError naming `source` and the line for a program that breaks a load rule, deadlocks, or
+/// sends scratch nothing wrote; wrong results are verify_msccl_xml's.
 Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology, std::uint64_t size_bytes,
                            const std::string& source);
 
