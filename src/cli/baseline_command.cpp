@@ -73,7 +73,11 @@ void run_baseline(const BaselineCommandOptions& options) {
   const Schedule& schedule = evaluation.schedule;
   const bool verified = report.verified;
   report.extra["topology"] = topology.name;
-  if (verified && !options.output.path.empty()) write_schedule(options.output, schedule, topology);
+  std::optional<MscclWritten> xml;
+  if (verified && !options.output.path.empty()) {
+    xml = write_schedule(options.output, schedule, topology);
+    if (xml) add_msccl_written(report.extra, *xml, report.time_us);
+  }
 
   if (options.json) {
     print_json(result_to_json(report));
@@ -87,6 +91,7 @@ void run_baseline(const BaselineCommandOptions& options) {
     for (const std::string& note : schedule.notes) facts.add_row({"note", note});
     facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});
     if (verified && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
+    if (xml) facts.add_row({"msccl xml", msccl_written_text(*xml, report.time_us)});
     std::cout << facts.render();
   }
   // A baseline that fails verification is a bug in tenet: say so through the exit code too.

@@ -223,19 +223,45 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
   }
 }
 
-void write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
-                    std::optional<std::uint64_t> seed) {
+std::optional<MscclWritten> write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
+                                           std::optional<std::uint64_t> seed) {
   if (!output.xml()) {
     write_file_atomically(output.path, schedule_to_text(schedule, topology));
-    return;
+    return std::nullopt;
   }
   MscclWriteOptions options = msccl_write_options(output.msccl);
   options.seed = seed;
-  std::string reason;
-  const std::optional<std::string> text = msccl_xml_or_reason(schedule, topology, options, reason);
-  // The writer names the limit; the user needs to know which of their options ran into it.
-  if (!text) throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + reason);
-  write_file_atomically(output.path, *text);
+  MscclWritten written;
+  try {
+    written = write_msccl_xml(schedule, topology, options);
+  } catch (const InputError& error) {
+    std::string reason;
+    for (const InputProblem& problem : error.problems()) {
+      if (!reason.empty()) reason += "; ";
+      reason += problem.message;
+    }
+    // The writer names the limit; the user needs to know which of their options ran into it.
+    throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + reason);
+  }
+  write_file_atomically(output.path, written.text);
+  written.text.clear();
+  return written;
+}
+
+std::string msccl_written_text(const MscclWritten& written, double schedule_time_us) {
+  std::string text = format_time_us(written.time_us) + " on the runtime (" + fixed(written.time_us / schedule_time_us, 3) +
+                     "x the schedule), " + std::to_string(written.channels) + (written.channels == 1 ? " channel" : " channels");
+  text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
+  if (written.schedule_order) text += ", sends in the planned port order";
+  return text;
+}
+
+void add_msccl_written(nlohmann::json& extra, const MscclWritten& written, double schedule_time_us) {
+  extra["msccl_time_us"] = written.time_us;
+  extra["msccl_time_over_schedule"] = written.time_us / schedule_time_us;
+  extra["msccl_channels"] = written.channels;
+  extra["msccl_fused_forwards"] = written.fused;
+  extra["msccl_port_order"] = written.schedule_order;
 }
 
 double peak_memory_MiB() {

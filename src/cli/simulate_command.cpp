@@ -20,6 +20,7 @@
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/analysis.hpp"
 #include "tenet/topology/topology_json.hpp"
+#include "tenet/topology/transforms.hpp"
 #include "tenet/verify/verifier.hpp"
 
 namespace tenet::cli {
@@ -31,6 +32,7 @@ struct SimulateOptions {
   std::string size;
   double gamma = 0.0;
   std::size_t top = 5;
+  std::string members;
   bool json = false;
 };
 
@@ -71,16 +73,16 @@ LoadedFile load_json(const std::string& path, const Topology& topology) {
 }
 
 /// An MSCCL algorithm, for `size` bytes (0: the size tenet's comment says it was made for).
-LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint64_t size) {
+LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint64_t size, const std::vector<NodeId>& members) {
   const std::string text = read_file(path);
   const MscclProgram program = parse_msccl_xml(text, path);
   if (size == 0 && !program.size_bytes) {
     throw InputError("", "--size", "is required for '" + path +
                                        "': the file does not say which collective size it was made for, e.g. --size 64MiB");
   }
-  Schedule schedule = msccl_to_schedule(program, topology, size != 0 ? size : *program.size_bytes, path);
+  Schedule schedule = msccl_to_schedule(program, topology, size != 0 ? size : *program.size_bytes, path, members);
   // The file, not its conversion, is what the runtime runs: it is verified by executing it.
-  const MscclVerifyResult verdict = verify_msccl_xml(text, &topology);
+  const MscclVerifyResult verdict = verify_msccl_xml(text, &topology, true, members);
   if (verdict.beyond_limits) throw InputError(path, "", verdict.error);
   return {std::move(schedule), verdict.ok, verdict.error, false};
 }
@@ -90,8 +92,12 @@ void run_simulate(const SimulateOptions& options) {
   const std::uint64_t size = options.size.empty() ? 0 : parse_size(options.size, "--size");
   const Topology topology = load_topology(options.topology);
   // Correctness does not depend on the size, so the schedule is verified as written.
+  if (!options.members.empty() && !is_xml(options.schedule)) {
+    throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
+  }
+  const std::vector<NodeId> members = options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
   const LoadedFile file =
-      is_xml(options.schedule) ? load_xml(options.schedule, topology, size) : load_json(options.schedule, topology);
+      is_xml(options.schedule) ? load_xml(options.schedule, topology, size, members) : load_json(options.schedule, topology);
   const Schedule& loaded = file.schedule;
   std::optional<Schedule> scaled;
   if (size != 0 && size != loaded.size_bytes()) scaled = loaded.resized(size);
@@ -210,6 +216,8 @@ void register_simulate_command(CLI::App& app) {
       ->add_option("SCHEDULE", options->schedule,
                    "Schedule file written by tenet synth or baseline -o (.json), or an MSCCL algorithm (.xml)")
       ->required();
+  simulate_command->add_option("--members", options->members,
+                               "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
   simulate_command->add_option("--size", options->size,
                                "Simulate the same schedule for another collective size, e.g. 1GiB (an .xml without "
                                "tenet's comment needs it)");

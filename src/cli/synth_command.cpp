@@ -59,8 +59,10 @@ void run_synth(const SynthCommandOptions& options) {
   report.extra["peak_memory_MiB"] = peak_memory_MiB();
 
   const nlohmann::json& extra = report.extra;
+  std::optional<MscclWritten> xml;
   if (verified && !options.output.path.empty()) {
-    write_schedule(options.output, evaluation.schedule, topology, extra["seed"].get<std::uint64_t>());
+    xml = write_schedule(options.output, evaluation.schedule, topology, report.extra["seed"].get<std::uint64_t>());
+    if (xml) add_msccl_written(report.extra, *xml, report.time_us);
   }
 
   if (options.json) {
@@ -92,6 +94,7 @@ void run_synth(const SynthCommandOptions& options) {
     facts.add_row({"synthesis", format_time_us(*report.synthesis_ms * 1e3)});
     facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});
     if (verified && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
+    if (xml) facts.add_row({"msccl xml", msccl_written_text(*xml, report.time_us)});
     std::cout << facts.render();
   }
   // A schedule that fails verification is a bug in tenet: say so through the exit code too.

@@ -10,6 +10,7 @@
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/topology/topology_json.hpp"
+#include "tenet/topology/transforms.hpp"
 #include "tenet/verify/verifier.hpp"
 
 namespace tenet::cli {
@@ -18,13 +19,15 @@ namespace {
 struct VerifyOptions {
   std::string topology;
   std::string schedule;
+  std::string members;
   bool json = false;
 };
 
 /// An MSCCL algorithm: load rules, then execution on the CPU (msccl.hpp).
 void run_verify_xml(const VerifyOptions& options, const Topology& topology) {
-  const MscclVerifyResult verdict = verify_msccl_xml(read_file(options.schedule), &topology);
-  if (verdict.beyond_limits) throw InputError(options.schedule, "", verdict.error);
+  const std::vector<NodeId> members = options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
+  const MscclVerifyResult verdict = verify_msccl_xml(read_file(options.schedule), &topology, true, members);
+  if (verdict.beyond_limits || verdict.wrong_topology) throw InputError(options.schedule, "", verdict.error);
   if (options.json) {
     nlohmann::json document = {{"schedule", options.schedule}, {"verified", verdict.ok}, {"format", "msccl-xml"}};
     if (verdict.ok) {
@@ -55,6 +58,9 @@ void run_verify(const VerifyOptions& options) {
     run_verify_xml(options, topology);
     return;
   }
+  if (!options.members.empty()) {
+    throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
+  }
   const Schedule schedule = load_schedule(options.schedule, topology);
   const VerifyResult verdict = verify_schedule(topology, schedule);
   if (options.json) {
@@ -84,6 +90,8 @@ void register_verify_command(CLI::App& app) {
       "collective's result complete with every contribution exactly once. Exit 0 only when it holds");
   verify->add_option("-t,--topology", options->topology, "Topology file (JSON)")->required();
   verify->add_option("SCHEDULE", options->schedule, "Schedule file written by tenet synth -o (.json), or an MSCCL algorithm (.xml)")->required();
+  verify->add_option("--members", options->members,
+                     "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
   verify->add_flag("--json", options->json, "Print one JSON document");
   verify->callback([options] { run_verify(*options); });
 }

@@ -6,6 +6,7 @@
 // execute_program (once per way buffer size splits steps into calls).
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,9 +45,14 @@ TextScan scan_text(std::string_view text);
 std::string parse_program(const std::string& text, MscclProgram& program);
 
 /// The NPU (topology vertex) of each rank: from the rank_to_npu comment (topology-file ids), or
-/// rank r = NPU r when the file has none and its ranks are all the topology's NPUs. The first
-/// problem or "".
-std::string map_ranks(const MscclProgram& program, const Topology& topology, std::vector<NodeId>& npus);
+/// rank r = the r-th of `members` (all the topology's NPUs when empty). The ranks must be exactly
+/// those NPUs. The first problem or "".
+std::string map_ranks(const MscclProgram& program, const Topology& topology, std::span<const NodeId> members,
+                      std::vector<NodeId>& npus);
+
+struct LoadedProgram;
+/// Every connection's sender can reach its receiver on the topology; the first problem or "".
+std::string check_routes(const LoadedProgram& loaded, const Topology& topology, const std::vector<NodeId>& npus);
 
 /// A transfer as the loader builds it from steps (SPEC 6.3, 6.4): nops fold into the next step's
 /// dependencies, consecutive `re` steps fuse.

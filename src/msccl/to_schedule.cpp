@@ -474,7 +474,7 @@ std::uint64_t modeled_calls(const LoadedProgram& program, const MscclRuntimeMode
 }  // namespace
 
 Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology, std::uint64_t size_bytes,
-                           const std::string& source) {
+                           const std::string& source, std::span<const NodeId> members) {
   LoadedProgram loaded;
   std::string problem = load_program(program, loaded);
   if (!problem.empty()) throw InputError(source, "", problem);
@@ -484,7 +484,8 @@ Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology
                                      std::to_string(loaded.ranks) + "\": tenet's schedules give every rank as many chunks");
   }
   std::vector<NodeId> npus;
-  problem = map_ranks(program, topology, npus);
+  problem = map_ranks(program, topology, members, npus);
+  if (problem.empty()) problem = check_routes(loaded, topology, npus);
   if (!problem.empty()) throw InputError(source, "", problem);
   const MscclRuntimeModel model = msccl_runtime_model(loaded.protocol, loaded.chunks, size_bytes);
   const std::uint64_t per_rank = static_cast<std::uint64_t>(loaded.chunks / loaded.ranks) * model.iterations;

@@ -6,18 +6,33 @@
 #include <set>
 
 #include "internal.hpp"
+#include "tenet/topology/routing.hpp"
 
 namespace tenet {
 namespace msccl_detail {
 
-std::string map_ranks(const MscclProgram& program, const Topology& topology, std::vector<NodeId>& npus) {
+std::string map_ranks(const MscclProgram& program, const Topology& topology, std::span<const NodeId> members,
+                      std::vector<NodeId>& npus) {
   npus.clear();
-  if (program.rank_to_npu.empty()) {
-    if (static_cast<std::uint32_t>(program.ngpus) != topology.npu_count()) {
-      return "ngpus=\"" + std::to_string(program.ngpus) + "\" but topology '" + topology.name + "' has " +
-             std::to_string(topology.npu_count()) + " NPUs, and no rank_to_npu comment maps ranks to some of them";
+  std::vector<NodeId> expected(members.begin(), members.end());
+  if (expected.empty()) {
+    for (NodeId npu = 0; npu < topology.npu_count(); ++npu) expected.push_back(npu);
+  }
+  // A file runs on a communicator of exactly its ranks: an 8-rank algorithm checked against a
+  // 64-NPU topology says nothing about running there.
+  if (static_cast<std::size_t>(program.ngpus) != expected.size()) {
+    std::string message = "ngpus=\"" + std::to_string(program.ngpus) + "\" but ";
+    if (members.empty()) {
+      message += "topology '" + topology.name + "' has " + std::to_string(topology.npu_count()) +
+                 " NPUs: the runtime runs a file only on a communicator of exactly its ranks; to check it on some of "
+                 "the NPUs, give them with --members";
+    } else {
+      message += "--members lists " + std::to_string(members.size()) + " NPUs";
     }
-    for (NodeId npu = 0; npu < topology.npu_count(); ++npu) npus.push_back(npu);
+    return message;
+  }
+  if (program.rank_to_npu.empty()) {
+    npus = std::move(expected);
     return "";
   }
   if (program.rank_to_npu.size() != static_cast<std::size_t>(program.ngpus)) {
@@ -26,6 +41,7 @@ std::string map_ranks(const MscclProgram& program, const Topology& topology, std
   }
   std::map<NodeId, NodeId> by_file_id;
   for (NodeId npu = 0; npu < topology.npu_count(); ++npu) by_file_id.emplace(topology.original_npu_id(npu), npu);
+  const std::set<NodeId> allowed(expected.begin(), expected.end());
   std::set<NodeId> seen;
   for (std::size_t rank = 0; rank < program.rank_to_npu.size(); ++rank) {
     const NodeId file_id = program.rank_to_npu[rank];
@@ -35,14 +51,38 @@ std::string map_ranks(const MscclProgram& program, const Topology& topology, std
              topology.name + "' does not have (or has failed)";
     }
     if (!seen.insert(file_id).second) return "rank_to_npu maps two ranks to NPU " + std::to_string(file_id);
+    if (allowed.count(found->second) == 0) {
+      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(file_id) + ", which is not one of --members";
+    }
     npus.push_back(found->second);
+  }
+  return "";
+}
+
+std::string check_routes(const LoadedProgram& loaded, const Topology& topology, const std::vector<NodeId>& npus) {
+  const Router router(topology);
+  for (int rank = 0; rank < loaded.ranks; ++rank) {
+    std::set<int> peers;
+    for (const LoadedThreadblock& tb : loaded.by_rank[static_cast<std::size_t>(rank)].threadblocks) {
+      if (tb.send >= 0) peers.insert(tb.send);
+    }
+    if (peers.empty()) continue;
+    const RouteTree tree = router.tree_from(npus[static_cast<std::size_t>(rank)]);
+    for (int peer : peers) {
+      const NodeId to = npus[static_cast<std::size_t>(peer)];
+      if (tree.hops[to] != ~std::uint32_t{0}) continue;
+      return "rank " + std::to_string(rank) + " (NPU " + std::to_string(topology.original_npu_id(npus[static_cast<std::size_t>(rank)])) +
+             ") sends to rank " + std::to_string(peer) + " (NPU " + std::to_string(topology.original_npu_id(to)) +
+             "), but topology '" + topology.name + "' has no link or route between them";
+    }
   }
   return "";
 }
 
 }  // namespace msccl_detail
 
-MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology, bool check_races) {
+MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology, bool check_races,
+                                   std::span<const NodeId> members) {
   using namespace msccl_detail;
   MscclVerifyResult result;
   MscclProgram program;
@@ -59,7 +99,9 @@ MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topo
   if (!result.error.empty()) return result;
   if (topology != nullptr) {
     std::vector<NodeId> npus;
-    result.error = map_ranks(program, *topology, npus);
+    result.error = map_ranks(program, *topology, members, npus);
+    if (result.error.empty()) result.error = check_routes(loaded, *topology, npus);
+    result.wrong_topology = !result.error.empty();
     if (!result.error.empty()) return result;
   }
   result.max_threadblocks = loaded.max_threadblocks;

@@ -337,7 +337,7 @@ double runtime_time_us(const std::string& text, const Schedule& schedule, const 
   MscclProgram program = parse_msccl_xml(text, "MSCCL XML");
   program.rank_to_npu.clear();
   for (NodeId member : schedule.members()) program.rank_to_npu.push_back(topology.original_npu_id(member));
-  return simulate(topology, msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML")).time_us;
+  return simulate(topology, msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML", schedule.members())).time_us;
 }
 
 /// Channel counts `--channels auto` tries, fewest first: more channels let transfers of one
@@ -358,9 +358,11 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
   if (automatic) channel_counts.assign(std::begin(kAutoChannels), std::end(kAutoChannels));
   else channel_counts.push_back(options.channels);
 
-  // Each layout within the limits whose file the interpreter runs to the right result is timed as
-  // the runtime runs it; the fastest is written (ties: fewer channels, then fused forwards).
-  std::optional<MscclWritten> best;
+  // Every layout within the limits is timed as the runtime runs it; then the fastest whose file
+  // the interpreter runs to the right result at every call split is written (ties: the one made
+  // first, i.e. fewer channels, fused forwards). Verifying is the costly part, so it goes in order
+  // of time and stops at the first file that passes.
+  std::vector<MscclWritten> timed;
   std::string first_failure;
   std::string first_limit;
   const auto consider = [&](const LayoutChoices& choices) {
@@ -368,26 +370,40 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
     LimitProblem problem;
     if (!plan_for(context, choices, plan, problem)) {
       if (first_limit.empty()) first_limit = problem.message + ": " + suggestion(context, choices, problem);
-      return false;
+      return;
     }
     std::string text = print(context, plan, schedule, topology, options, name);
-    // Races are excluded by construction (deps.cpp); deadlocks and the result are checked.
-    const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
-    if (!check.ok) {
-      if (first_failure.empty()) first_failure = check.error;
-      return false;
+    double time_us = 0.0;
+    try {
+      time_us = runtime_time_us(text, schedule, topology);
+    } catch (const InputError& error) {  // deadlocks at this size: the interpreter says why below
+      if (first_failure.empty()) first_failure = error.what();
+      return;
     }
-    const double time_us = runtime_time_us(text, schedule, topology);
-    if (!best || time_us < best->time_us * (1.0 - 1e-9)) {
-      best = MscclWritten{std::move(text), time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap,
-                          choices.schedule_order};
-    }
-    return true;
+    timed.push_back({std::move(text), time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap,
+                     choices.schedule_order});
   };
-  // The schedule's port order is worth keeping only where it has dependencies between transfers
-  // of one rank that its data does not imply (switch-native plans).
-  bool has_order = false;
-  for (std::size_t t = 0; t < schedule.size() && !has_order; ++t) has_order = !schedule.deps_of(static_cast<TransferId>(t)).empty();
+  const auto fastest = [&]() -> double {
+    double best = 0.0;
+    for (const MscclWritten& written : timed) best = best == 0.0 ? written.time_us : std::min(best, written.time_us);
+    return best;
+  };
+  const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
+    std::vector<std::size_t> order(timed.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return timed[a].time_us < timed[b].time_us; });
+    for (std::size_t i : order) {
+      // Races are excluded by construction (deps.cpp); deadlocks and the result are checked.
+      const MscclVerifyResult check = verify_msccl_xml(timed[i].text, nullptr, false);
+      if (check.ok) return std::move(timed[i]);
+      if (first_failure.empty()) first_failure = check.error;
+    }
+    timed.clear();
+    return std::nullopt;
+  };
+  // The schedule's port order matters only where transfers through switches were planned on
+  // routes (switch-native plans make the order dependencies).
+  const bool has_order = schedule.route_count() > 0;
   const auto consider_all = [&](std::uint32_t channels) {
     for (bool pair : {true, false}) {
       consider({pair, kMaxCount, channels, false});
@@ -398,19 +414,21 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
   for (std::uint32_t channels : channel_counts) {
     consider_all(channels);
     // More channels only while they pay: stop at the first count that gains under 1%.
-    if (automatic && best && previous_best > 0.0 && best->time_us > previous_best * 0.99) break;
-    if (best) previous_best = best->time_us;
+    const double best = fastest();
+    if (automatic && best > 0.0 && previous_best > 0.0 && best > previous_best * 0.99) break;
+    if (best > 0.0) previous_best = best;
   }
   // Threadblocks too long for the runtime: automatic channels go on doubling.
-  for (std::uint32_t channels = 2 * channel_counts.back(); automatic && !best && channels <= static_cast<std::uint32_t>(kMaxChannels);
+  for (std::uint32_t channels = 2 * channel_counts.back(); automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels);
        channels *= 2) {
     consider_all(channels);
   }
-  if (!best) {
-    // Safer layouts: steps no longer than a FIFO holds, then single chunks.
-    for (int cap : {fifo, 1}) {
-      if (consider({false, cap, channel_counts.front(), false})) break;
-    }
+  std::optional<MscclWritten> best = verified_fastest();
+  // Safer layouts: steps no longer than a FIFO holds, then single chunks.
+  for (int cap : {fifo, 1}) {
+    if (best) break;
+    consider({false, cap, channel_counts.front(), false});
+    best = verified_fastest();
   }
   if (best) return std::move(*best);
   if (!first_limit.empty() && first_failure.empty()) throw InputError("", "MSCCL XML", first_limit);

@@ -47,8 +47,8 @@ tenet_cli_test(msccl_missing_contribution EXIT 1 ARGS verify -t ${MSCCL}/pair.js
   STDOUT "but is missing rank 1's chunk 1")
 tenet_cli_test(msccl_double_count EXIT 1 ARGS verify -t ${MSCCL}/pair.json ${MSCCL}/double-count.xml
   STDOUT "but counts rank 0's chunk 1 twice")
-tenet_cli_test(msccl_wrong_topology EXIT 1 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json ${MSCCL}/spec-ring.xml
-  STDOUT "ngpus=\"3\" but topology 'torus-4x4' has 16 NPUs")
+tenet_cli_test(msccl_wrong_topology EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json ${MSCCL}/spec-ring.xml
+  STDERR "spec-ring.xml: ngpus=\"3\" but topology 'torus-4x4' has 16 NPUs")
 tenet_cli_test(msccl_missing_file EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json missing.xml
   STDERR "missing.xml: cannot open")
 
@@ -106,3 +106,19 @@ tenet_cli_test(msccl_huge_chunks EXIT 2 ARGS verify -t ${MSCCL}/ring-3.json ${MS
   STDERR "huge-chunks.xml: line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop (steps reach chunk 32837 at most: int16 offsets, cnt up to 71)")
 tenet_cli_test(msccl_huge_chunks_simulate EXIT 2 ARGS simulate -t ${MSCCL}/ring-3.json ${MSCCL}/huge-chunks.xml --size 3KiB
   STDERR "huge-chunks.xml: line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop")
+
+# A file runs on a communicator of exactly its ranks: checked on a topology with other NPUs it is
+# refused (exit 2) unless --members says which NPUs run it.
+tenet_cli_test(msccl_members_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --members 0,1,2,3
+  --size 1MiB -o members-ag.xml STDOUT "msccl xml            ")
+tenet_cli_test(msccl_members_verify EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json members-ag.xml
+  STDERR "error: members-ag.xml: ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly its ranks")
+tenet_msccl_pair(msccl_members)
+tenet_cli_test(msccl_members_simulate EXIT 2 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json members-ag.xml
+  STDERR "ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs")
+set_tests_properties("cli.msccl_members_simulate" PROPERTIES FIXTURES_REQUIRED "msccl_msccl_members")
+tenet_cli_test(msccl_members_given EXIT 0 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json members-ag.xml --members 0,1,2,3
+  STDOUT "members-ag.xml: verified: MSCCL allgather")
+set_tests_properties("cli.msccl_members_given" PROPERTIES FIXTURES_REQUIRED "msccl_msccl_members")
+tenet_cli_test(msccl_members_json EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json ${MSCCL}/ring-3.json --members 0,1,2
+  STDERR "error: --members: applies to MSCCL XML files; a schedule file names its own members")

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -163,11 +164,11 @@ MscclProgram parse_msccl_xml(const std::string& text, const std::string& source)
 /// holding it until its data has crossed; a connection at most its FIFO's calls ahead of its
 /// receiver; dependencies met in the same slice. Chunk c of slice t is the Schedule's chunk
 /// c x iterations + t. Planned times are 0 and links kNoLink: the simulator routes and times
-/// every transfer. Ranks are NPUs by the rank_to_npu comment, else rank r = NPU r. Throws
+/// every transfer. Ranks are NPUs as verify_msccl_xml maps them (`members`, rank_to_npu). Throws
 /// InputError naming `source` and the line for a program that breaks a load rule, deadlocks, or
 /// sends scratch nothing wrote; wrong results are verify_msccl_xml's.
 Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology, std::uint64_t size_bytes,
-                           const std::string& source);
+                           const std::string& source, std::span<const NodeId> members = {});
 
 struct MscclVerifyResult {
   bool ok = false;
@@ -188,11 +189,17 @@ struct MscclVerifyResult {
   /// `error` is a limit of tenet's verifier (such as the chunks per loop it can hold), not a fault
   /// of the file: no verdict, and the CLI refuses the file as bad input.
   bool beyond_limits = false;
+  /// `error` says the file does not fit the topology it was checked on (its ranks are not the
+  /// topology's NPUs or the given members, or a sender cannot reach its receiver): the CLI refuses
+  /// it as bad input rather than calling the algorithm wrong.
+  bool wrong_topology = false;
 };
 
 /// Verifies MSCCL XML text against every rule above; never throws on a bad file. With a
-/// topology, the ranks must be its NPUs (all of them, or those of the rank_to_npu comment).
+/// topology, the ranks must be exactly its NPUs, or exactly `members` when given (in rank order
+/// unless the rank_to_npu comment maps them), and every sender must have a route to its receiver.
 /// `check_races` off skips the vector-clock race check (the costliest part on large files).
-MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology = nullptr, bool check_races = true);
+MscclVerifyResult verify_msccl_xml(const std::string& text, const Topology* topology = nullptr, bool check_races = true,
+                                   std::span<const NodeId> members = {});
 
 }  // namespace tenet

@@ -1,0 +1,167 @@
+// MSCCL XML as the runtime runs it: hand-built files timed by the runtime model (a send holds its
+// threadblock, FIFOs bound how far a sender runs ahead, large chunks run in slices), files
+// refused on a topology they do not fit, and synthesized schedules whose XML runs as planned on
+// the shipped point-to-point topologies.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "../support/collectives.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/msccl/msccl.hpp"
+#include "tenet/sim/simulator.hpp"
+#include "tenet/synth/synthesizer.hpp"
+
+using namespace tenet;
+using namespace tenet::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string step(int s, const char* type, const char* srcbuf, int srcoff, const char* dstbuf, int dstoff, int cnt = 1) {
+  return "      <step s=\"" + std::to_string(s) + "\" type=\"" + type + "\" srcbuf=\"" + srcbuf + "\" srcoff=\"" +
+         std::to_string(srcoff) + "\" dstbuf=\"" + dstbuf + "\" dstoff=\"" + std::to_string(dstoff) + "\" cnt=\"" +
+         std::to_string(cnt) + "\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n";
+}
+
+/// 2-rank all-gather with `chunks` chunks per rank: rank 0 sends its chunks to rank 1 and rank 1
+/// to rank 0, one step per chunk, on one threadblock per direction.
+std::string pair_allgather(int chunks, const char* proto = "Simple") {
+  std::string text = "<algo name=\"pair\" proto=\"" + std::string(proto) + "\" nchannels=\"1\" nchunksperloop=\"" +
+                     std::to_string(2 * chunks) + "\" ngpus=\"2\" coll=\"allgather\" inplace=\"1\">\n";
+  for (int r = 0; r < 2; ++r) {
+    const int other = 1 - r;
+    text += "  <gpu id=\"" + std::to_string(r) + "\" i_chunks=\"0\" o_chunks=\"" + std::to_string(2 * chunks) +
+            "\" s_chunks=\"0\">\n";
+    text += "    <tb id=\"0\" send=\"" + std::to_string(other) + "\" recv=\"-1\" chan=\"0\">\n";
+    for (int c = 0; c < chunks; ++c) text += step(c, "s", "o", r * chunks + c, "o", r * chunks + c);
+    text += "    </tb>\n";
+    text += "    <tb id=\"1\" send=\"-1\" recv=\"" + std::to_string(other) + "\" chan=\"0\">\n";
+    for (int c = 0; c < chunks; ++c) text += step(c, "r", "o", other * chunks + c, "o", other * chunks + c);
+    text += "    </tb>\n  </gpu>\n";
+  }
+  return text + "</algo>\n";
+}
+
+/// Two NPUs joined both ways, 1 GB/s (1e3 bytes per us) and 1 us latency.
+Topology pair_topology() {
+  Topology topology(2, {});
+  topology.add_link({0, 1, 1.0, 1.0});
+  topology.add_link({1, 0, 1.0, 1.0});
+  topology.name = "pair";
+  return topology;
+}
+
+double xml_time_us(const std::string& text, const Topology& topology, std::uint64_t size) {
+  return simulate(topology, msccl_to_schedule(parse_msccl_xml(text, "x.xml"), topology, size, "x.xml")).time_us;
+}
+
+}  // namespace
+
+TEST_CASE("A threadblock's sends cross one after the other", "[msccl][runtime]") {
+  // 4 chunks of 1000 bytes each way: each send pays the latency and 1 us of bytes, in turn.
+  const Topology topology = pair_topology();
+  const std::string text = pair_allgather(4);
+  REQUIRE(verify_msccl_xml(text, &topology).ok);
+  const Schedule schedule = msccl_to_schedule(parse_msccl_xml(text, "x.xml"), topology, 8000, "x.xml");
+  REQUIRE(schedule.size() == 8);
+  CHECK(simulate(topology, schedule).time_us == Approx(4 * (1.0 + 1.0)));
+}
+
+TEST_CASE("The runtime model's slices, calls and FIFO depth follow the SPEC", "[msccl][runtime]") {
+  SECTION("Simple: 2 MiB slices, calls of up to 71 chunks, 2 calls buffered") {
+    const MscclRuntimeModel small = msccl_runtime_model(MscclProtocol::kSimple, 64, 1 << 20);
+    CHECK(small.iterations == 1);
+    CHECK(small.max_allowed_count == 71);  // 16 KiB chunks: 128 fit a slice, capped at 71
+    CHECK(small.fifo_calls == 2);
+    const MscclRuntimeModel large = msccl_runtime_model(MscclProtocol::kSimple, 8, std::uint64_t{1} << 30);
+    CHECK(large.iterations == 64);  // 128 MiB chunks in 2 MiB slices
+    CHECK(large.max_allowed_count == 1);
+  }
+  SECTION("LL: 32 KiB slices, 8 calls buffered") {
+    const MscclRuntimeModel ll = msccl_runtime_model(MscclProtocol::kLL, 4, 1 << 20);
+    CHECK(ll.iterations == 8);
+    CHECK(ll.fifo_calls == 8);
+  }
+  SECTION("a file runs once per slice: chunks of 4 MiB cross as 2 slices, each paying the latency") {
+    const Topology topology = pair_topology();
+    const std::string text = pair_allgather(1);
+    const std::uint64_t size = std::uint64_t{8} << 20;  // 2 chunks of 4 MiB
+    const Schedule schedule = msccl_to_schedule(parse_msccl_xml(text, "x.xml"), topology, size, "x.xml");
+    CHECK(schedule.chunks_per_member() == 2);
+    CHECK(schedule.size() == 4);
+    CHECK(simulate(topology, schedule).time_us == Approx(2 * (1.0 + (4 << 20) / 2 / 1e3)));
+  }
+}
+
+TEST_CASE("A sender runs ahead of its receiver only by the FIFO's calls", "[msccl][runtime]") {
+  // Rank 1 receives rank 0's 3 chunks only after it has sent its own 3 (same threadblock), and
+  // rank 0 does the same: with unbounded FIFOs both finish; with Simple's 2 calls the third send
+  // of each side waits for a receive that comes after it, so the runtime hangs.
+  std::string text = "<algo name=\"swap\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"6\" ngpus=\"2\" "
+                     "coll=\"allgather\" inplace=\"1\">\n";
+  for (int r = 0; r < 2; ++r) {
+    const int other = 1 - r;
+    text += "  <gpu id=\"" + std::to_string(r) + "\" i_chunks=\"0\" o_chunks=\"6\" s_chunks=\"0\">\n";
+    text += "    <tb id=\"0\" send=\"" + std::to_string(other) + "\" recv=\"" + std::to_string(other) + "\" chan=\"0\">\n";
+    for (int c = 0; c < 3; ++c) text += step(c, "s", "o", r * 3 + c, "o", r * 3 + c);
+    for (int c = 0; c < 3; ++c) text += step(3 + c, "r", "o", other * 3 + c, "o", other * 3 + c);
+    text += "    </tb>\n  </gpu>\n";
+  }
+  text += "</algo>\n";
+  const Topology topology = pair_topology();
+  // Large chunks (one call per chunk): 3 calls do not fit 2 FIFO slots.
+  CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(text, "swap.xml"), topology, std::uint64_t{6} << 20, "swap.xml"),
+                    Contains("waits forever for room in its connection to rank 1 on channel 0 (the runtime buffers 2 calls"));
+  // LL buffers 8 calls: the same file runs.
+  std::string ll = text;
+  ll.replace(ll.find("proto=\"Simple\""), 14, "proto=\"LL\"");
+  CHECK(xml_time_us(ll, topology, 6000) > 0.0);
+}
+
+TEST_CASE("An MSCCL file must fit the topology it is checked on", "[msccl][runtime]") {
+  const Topology torus = shipped("torus-4x4");
+  const Collective collective = make_collective(CollectiveKind::kAllGather, 1 << 20, 1, {0, 1, 2, 3});
+  const SynthResult synthesized = synthesize(torus, collective, {});
+  const std::string xml = schedule_to_msccl_xml(synthesized.schedule, torus, {});
+  SECTION("a 4-rank file is not a 16-NPU algorithm") {
+    CHECK(verify_msccl_xml(xml, &torus).error ==
+          "ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly its "
+          "ranks; to check it on some of the NPUs, give them with --members");
+    CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(xml, "x.xml"), torus, 1 << 20, "x.xml"),
+                      Contains("error: x.xml: ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs"));
+  }
+  SECTION("with its members it verifies and runs") {
+    const std::vector<NodeId> members = {0, 1, 2, 3};
+    CHECK(verify_msccl_xml(xml, &torus, true, members).ok);
+    CHECK(simulate(torus, msccl_to_schedule(parse_msccl_xml(xml, "x.xml"), torus, 1 << 20, "x.xml", members)).time_us > 0.0);
+    const std::vector<NodeId> others = {0, 1, 2, 5};
+    CHECK(verify_msccl_xml(xml, &torus, true, others).error == "rank_to_npu maps rank 3 to NPU 3, which is not one of --members");
+  }
+  SECTION("a send between NPUs with no route") {
+    Topology one_way(2, {});
+    one_way.add_link({0, 1, 1.0, 1.0});
+    one_way.name = "one-way";
+    CHECK(verify_msccl_xml(pair_allgather(1), &one_way).error ==
+          "rank 1 (NPU 1) sends to rank 0 (NPU 0), but topology 'one-way' has no link or route between them");
+  }
+}
+
+TEST_CASE("Synthesized schedules run from their MSCCL XML within 5% of their plan", "[msccl][runtime]") {
+  // The issue's point-to-point set (dgx1-8 stands for a DGX-1 chassis), 3 collectives, a small
+  // and a large size: the file's time on the runtime model against the schedule's own.
+  for (const char* name : {"torus-8x8", "mesh-8x8", "hypercube-6", "torus-4x4x4", "dgx1-8"}) {
+    const Topology topology = shipped(name);
+    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+      for (std::uint64_t size : {std::uint64_t{1} << 20, std::uint64_t{64} << 20}) {
+        INFO(name << " " << collective_name(kind) << " " << size);
+        const SynthResult synthesized = synthesize(topology, make_collective(kind, size), {});
+        const MscclWritten written = write_msccl_xml(synthesized.schedule, topology, {});
+        CHECK(written.time_us <= synthesized.time_us * 1.05);
+        CHECK(verify_msccl_xml(written.text, &topology).ok);
+      }
+    }
+  }
+}
