@@ -32,6 +32,8 @@ struct BatchCommandOptions {
   std::string out_dir;
   bool xml = false;
   MscclOutputOptions msccl;
+  bool mscclpp = false;
+  MscclppOutputOptions mscclpp_options;
   bool json = false;
   bool csv = false;
   int threads = 0;
@@ -71,6 +73,19 @@ std::string write_msccl_xml(const std::string& path, const Schedule& schedule, c
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
     return "no MSCCL XML: " + reason;
+  }
+  write_file_atomically(path, *text);
+  return "";
+}
+
+/// The same for an MSCCL++ plan.
+std::string write_plan(const std::string& path, const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+  std::string reason;
+  const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, options, reason);
+  if (!text) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    return "no MSCCL++ plan: " + reason;
   }
   write_file_atomically(path, *text);
   return "";
@@ -120,8 +135,12 @@ void run_batch_command(const BatchCommandOptions& options) {
   if (options.scenarios.empty()) throw InputError("", "--scenarios", "is required, e.g. all-npus");
   if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
   if (options.xml && options.out_dir.empty()) throw InputError("", "--xml", "needs --out-dir, the folder the .xml files go to");
+  if (options.mscclpp && options.out_dir.empty()) {
+    throw InputError("", "--mscclpp", "needs --out-dir, the folder the .plan.json files go to");
+  }
   MscclWriteOptions msccl = msccl_write_options(options.msccl);
   msccl.seed = options.seed;
+  const MscclppOptions plan_options = mscclpp_write_options(options.mscclpp_options);
   auto thread_limit = limit_threads(options.threads);
   BatchOptions batch;
   parse_shard(options.shard, "--shard", batch.shard_index, batch.shard_count);
@@ -149,8 +168,12 @@ void run_batch_command(const BatchCommandOptions& options) {
     sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule) {
       const std::string stem = options.out_dir + "/" + file_stem(outcome.scenario.name);
       write_file_atomically(stem + ".json", schedule_to_text(schedule, degraded));
-      if (!options.xml) return;
-      const std::string note = write_msccl_xml(stem + ".xml", schedule, degraded, msccl);
+      std::string note;
+      if (options.xml) note = write_msccl_xml(stem + ".xml", schedule, degraded, msccl);
+      if (options.mscclpp) {
+        const std::string plan_note = write_plan(stem + ".plan.json", schedule, degraded, plan_options);
+        if (!plan_note.empty()) note += (note.empty() ? "" : "; ") + plan_note;
+      }
       if (note.empty()) return;
       std::lock_guard<std::mutex> lock(notes_mutex);
       notes[outcome.index] = note;
@@ -241,6 +264,10 @@ void register_batch_command(CLI::App& app) {
                   "With --out-dir, also write each scenario's schedule as an MSCCL algorithm (SCENARIO.xml); a schedule "
                   "MSCCL cannot express gets a note in its summary row instead");
   add_msccl_options(batch, options->msccl, "the --xml files");
+  batch->add_flag("--mscclpp", options->mscclpp,
+                  "With --out-dir, also write each scenario's schedule as an MSCCL++ execution plan (SCENARIO.plan.json); a "
+                  "schedule that does not fit MSCCL++'s limits gets a note in its summary row instead");
+  add_mscclpp_options(batch, options->mscclpp_options, "the --mscclpp files");
   batch->add_flag("--json", options->json, "Print the summary as one JSON document");
   batch->add_flag("--csv", options->csv, "Print the summary as CSV");
   add_threads_option(batch, options->threads);

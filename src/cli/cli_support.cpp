@@ -198,15 +198,19 @@ MscclWriteOptions msccl_write_options(const MscclOutputOptions& options) {
 bool ScheduleOutput::xml() const { return ends_with(path, ".xml"); }
 
 void add_schedule_output_options(CLI::App* command, ScheduleOutput& output) {
-  command->add_option("-o,--output", output.path, "Write the schedule (.json) or an MSCCL algorithm (.xml)");
+  command->add_option("-o,--output", output.path,
+                      "Write the schedule (.json), an MSCCL algorithm (.xml) or an MSCCL++ execution plan (.plan.json)");
   add_msccl_options(command, output.msccl, "the .xml");
+  add_mscclpp_options(command, output.mscclpp, "the .plan.json");
 }
 
 void check_schedule_output(const ScheduleOutput& output) {
   if (!output.path.empty() && !output.xml() && !ends_with(output.path, ".json")) {
-    throw InputError("", "--output", "'" + output.path + "': tenet writes schedules as .json and MSCCL algorithms as .xml");
+    throw InputError("", "--output", "'" + output.path +
+                                         "': tenet writes schedules as .json, MSCCL algorithms as .xml and MSCCL++ plans as .plan.json");
   }
   msccl_write_options(output.msccl);
+  mscclpp_write_options(output.mscclpp);
 }
 
 std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
@@ -225,6 +229,10 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
 
 std::optional<MscclWritten> write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
                                            std::optional<std::uint64_t> seed) {
+  if (output.plan()) {
+    write_mscclpp_plan(output.path, schedule, topology, mscclpp_write_options(output.mscclpp));
+    return std::nullopt;
+  }
   if (!output.xml()) {
     write_file_atomically(output.path, schedule_to_text(schedule, topology));
     return std::nullopt;

@@ -17,6 +17,7 @@
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/topology.hpp"
+#include "mscclpp_cli.hpp"
 
 namespace tenet::cli {
 
@@ -111,11 +112,14 @@ MscclWriteOptions msccl_write_options(const MscclOutputOptions& options);
 std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
                                                const MscclWriteOptions& options, std::string& reason);
 
-/// -o/--output (a schedule .json or an MSCCL algorithm .xml) and the MSCCL options.
+/// -o/--output (a schedule .json, an MSCCL algorithm .xml or an MSCCL++ plan .plan.json) and the
+/// options of the last two.
 struct ScheduleOutput {
   std::string path;  ///< empty: write nothing
   MscclOutputOptions msccl;
+  MscclppOutputOptions mscclpp;
   bool xml() const;
+  bool plan() const { return is_plan_path(path); }
 };
 
 /// Adds -o/--output and the MSCCL options of the .xml.

@@ -87,6 +87,15 @@ LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint
   return {std::move(schedule), verdict.ok, verdict.error, false};
 }
 
+/// An MSCCL++ plan, for `size` bytes (0: 64 MiB, tenet's default collective size; a plan does
+/// not say which size it was made for and runs for many).
+LoadedFile load_plan(const std::string& path, const Topology& topology, std::uint64_t size) {
+  const std::string text = read_file(path);
+  const MscclppVerifyResult verdict = verify_mscclpp_plan(text, path, &topology);
+  Schedule schedule = mscclpp_plan_to_schedule(text, path, topology, size != 0 ? size : std::uint64_t{64} << 20);
+  return {std::move(schedule), verdict.ok, verdict.error, false};
+}
+
 void run_simulate(const SimulateOptions& options) {
   check_gamma(options.gamma);
   const std::uint64_t size = options.size.empty() ? 0 : parse_size(options.size, "--size");
@@ -97,7 +106,9 @@ void run_simulate(const SimulateOptions& options) {
   }
   const std::vector<NodeId> members = options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
   const LoadedFile file =
-      is_xml(options.schedule) ? load_xml(options.schedule, topology, size, members) : load_json(options.schedule, topology);
+      is_plan_path(options.schedule) ? load_plan(options.schedule, topology, size)
+      : is_xml(options.schedule)     ? load_xml(options.schedule, topology, size, members)
+                                     : load_json(options.schedule, topology);
   const Schedule& loaded = file.schedule;
   std::optional<Schedule> scaled;
   if (size != 0 && size != loaded.size_bytes()) scaled = loaded.resized(size);
@@ -214,13 +225,14 @@ void register_simulate_command(CLI::App& app) {
   simulate_command->add_option("-t,--topology", options->topology, "Topology file (JSON)")->required();
   simulate_command
       ->add_option("SCHEDULE", options->schedule,
-                   "Schedule file written by tenet synth or baseline -o (.json), or an MSCCL algorithm (.xml)")
+                   "Schedule file written by tenet synth or baseline -o (.json), an MSCCL algorithm (.xml) or an MSCCL++ "
+                   "plan (.plan.json)")
       ->required();
   simulate_command->add_option("--members", options->members,
                                "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
   simulate_command->add_option("--size", options->size,
                                "Simulate the same schedule for another collective size, e.g. 1GiB (an .xml without "
-                               "tenet's comment needs it)");
+                               "tenet's comment needs it; a .plan.json defaults to 64MiB)");
   simulate_command->add_option("--gamma", options->gamma,
                                "Reduction cost in microseconds per reduced byte (default 0, as in the papers)");
   simulate_command->add_option("--top", options->top, "Busiest links to list (default 5)")

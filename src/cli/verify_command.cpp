@@ -54,12 +54,17 @@ void run_verify_xml(const VerifyOptions& options, const Topology& topology) {
 
 void run_verify(const VerifyOptions& options) {
   const Topology topology = load_topology(options.topology);
-  if (options.schedule.size() >= 4 && options.schedule.compare(options.schedule.size() - 4, 4, ".xml") == 0) {
-    run_verify_xml(options, topology);
+  const bool xml = options.schedule.size() >= 4 && options.schedule.compare(options.schedule.size() - 4, 4, ".xml") == 0;
+  if (!options.members.empty() && !xml) {
+    throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
+  }
+  if (is_plan_path(options.schedule)) {
+    run_verify_plan(options.schedule, topology, options.json);
     return;
   }
-  if (!options.members.empty()) {
-    throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
+  if (xml) {
+    run_verify_xml(options, topology);
+    return;
   }
   const Schedule schedule = load_schedule(options.schedule, topology);
   const VerifyResult verdict = verify_schedule(topology, schedule);
@@ -89,7 +94,7 @@ void register_verify_command(CLI::App& app) {
       "Check a schedule file on a topology: every transfer possible, causal and race-free, and the\n"
       "collective's result complete with every contribution exactly once. Exit 0 only when it holds");
   verify->add_option("-t,--topology", options->topology, "Topology file (JSON)")->required();
-  verify->add_option("SCHEDULE", options->schedule, "Schedule file written by tenet synth -o (.json), or an MSCCL algorithm (.xml)")->required();
+  verify->add_option("SCHEDULE", options->schedule, "Schedule file written by tenet synth -o (.json), an MSCCL algorithm (.xml) or an MSCCL++ plan (.plan.json)")->required();
   verify->add_option("--members", options->members,
                      "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
   verify->add_flag("--json", options->json, "Print one JSON document");

@@ -93,7 +93,7 @@ tenet_cli_test(msccl_baseline_rhd_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/mes
 tenet_msccl_pair(msccl_baseline_rhd)
 
 tenet_cli_test(msccl_baseline_bad_extension EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring -o ring.msccl
-  STDERR "error: --output: 'ring.msccl': tenet writes schedules as .json and MSCCL algorithms as .xml"
+  STDERR "error: --output: 'ring.msccl': tenet writes schedules as .json, MSCCL algorithms as .xml and MSCCL++ plans as .plan.json"
   NO_FILE ${SCRATCH}/ring.msccl)
 tenet_cli_test(msccl_baseline_bad_proto EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --proto ll
   -o never-ring.xml STDERR "error: --proto: unknown protocol 'll' (did you mean 'LL'?)" NO_FILE ${SCRATCH}/never-ring.xml)

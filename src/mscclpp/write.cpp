@@ -1,0 +1,159 @@
+// schedule_to_mscclpp_plan: nodes, the layout with shorter connection segments until every
+// threadblock fits the op limit, the SPEC's limits, and a verification of the written text.
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "plan_model.hpp"
+#include "tenet/common/error.hpp"
+#include "writer.hpp"
+
+namespace tenet {
+
+using namespace mscclpp_detail;
+
+std::vector<std::uint32_t> mscclpp_nodes(const Topology& topology, const std::vector<NodeId>& members) {
+  // A node is what NVLink-class links join: NPUs linked directly, and NPUs on a switch that is
+  // their fastest way out (an NVSwitch; a NIC's switch is slower than the NPU's other links).
+  const std::uint32_t nodes = topology.node_count();
+  std::vector<std::uint32_t> parent(nodes);
+  std::iota(parent.begin(), parent.end(), 0u);
+  const auto find = [&](std::uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
+    double fastest = 0.0;
+    for (LinkId id : topology.out_links(npu)) fastest = std::max(fastest, topology.link(id).bandwidth_GBps);
+    for (LinkId id : topology.out_links(npu)) {
+      const Link& link = topology.link(id);
+      if (topology.is_npu(link.dst) || link.bandwidth_GBps >= fastest) parent[find(npu)] = find(link.dst);
+    }
+  }
+  std::vector<std::uint32_t> node_of(members.size());
+  std::vector<std::uint32_t> seen;
+  for (std::size_t r = 0; r < members.size(); ++r) {
+    const std::uint32_t root = find(members[r]);
+    auto it = std::find(seen.begin(), seen.end(), root);
+    if (it == seen.end()) {
+      seen.push_back(root);
+      it = seen.end() - 1;
+    }
+    node_of[r] = static_cast<std::uint32_t>(it - seen.begin());
+  }
+  return node_of;
+}
+
+namespace {
+
+std::vector<std::uint32_t> nodes_for(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+  const std::size_t ranks = schedule.members().size();
+  std::vector<std::uint32_t> node_of(ranks, 0);
+  if (options.ranks_per_node > 0) {
+    if (ranks % options.ranks_per_node != 0) {
+      throw InputError("", "--ranks-per-node", std::to_string(options.ranks_per_node) + " does not divide the " +
+                                                   std::to_string(ranks) + " ranks");
+    }
+    for (std::size_t r = 0; r < ranks; ++r) node_of[r] = static_cast<std::uint32_t>(r / options.ranks_per_node);
+    return node_of;
+  }
+  if (topology.switch_count() == 0) return node_of;  // point-to-point: one node unless told
+  node_of = mscclpp_nodes(topology, schedule.members());
+  // MSCCL++ numbers the ranks of a node contiguously, and every node has as many (the shim matches
+  // nRanksPerNode).
+  const std::uint32_t node_count = *std::max_element(node_of.begin(), node_of.end()) + 1;
+  const std::size_t per_node = ranks / node_count;
+  bool regular = ranks % node_count == 0;
+  for (std::size_t r = 0; r < ranks && regular; ++r) regular = node_of[r] == r / per_node;
+  if (!regular) {
+    throw InputError("", "--ranks-per-node", "the topology's nodes (NPUs on one first-level switch or joined by direct links) are not "
+                                             "equal runs of consecutive ranks, as MSCCL++ requires; pass --ranks-per-node N");
+  }
+  return node_of;
+}
+
+std::string default_name(const Schedule& schedule) {
+  std::string name = "tenet_" + schedule.algorithm() + "_" + collective_name(schedule.collective()) + "_" +
+                     std::to_string(schedule.members().size());
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  }
+  return name;
+}
+
+}  // namespace
+
+std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+  if (options.in_place && schedule.collective() == CollectiveKind::kReduceScatter) {
+    throw InputError("", "--in-place", "in-place reduce-scatter plans are not matched consistently by the MSCCL++ shim (only the "
+                                       "rank whose pointers coincide sees an in-place call); write it out of place");
+  }
+  if (options.max_threadblocks < 1) throw InputError("", "--max-threadblocks", "must be at least 1");
+  std::vector<int> rank_of(topology.npu_count(), -1);
+  for (std::size_t r = 0; r < schedule.members().size(); ++r) {
+    if (schedule.members()[r] < rank_of.size()) rank_of[schedule.members()[r]] = static_cast<int>(r);
+  }
+  const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
+  const std::string name = options.name.empty() ? default_name(schedule) : options.name;
+
+  // Shorter segments (more threadblocks, each with fewer ops) until every threadblock fits.
+  std::string limit;
+  bool pair_all = false;
+  for (int cap : {0, 16, 12, 8, 6, 4, 3, 2, 1}) {
+    Layout layout = lay_out(schedule, rank_of, node_of, options, cap, pair_all);
+    if (!pair_all && std::any_of(layout.blocks.begin(), layout.blocks.end(),
+                                 [&](const auto& blocks) { return blocks.size() > options.max_threadblocks; })) {
+      pair_all = true;
+      layout = lay_out(schedule, rank_of, node_of, options, cap, pair_all);
+    }
+    Plan plan = emit_plan(layout, options, name);
+    std::size_t most_ops = 0;
+    std::size_t most_blocks = 0;
+    int busiest_rank = 0;
+    for (std::size_t r = 0; r < plan.gpus.size(); ++r) {
+      if (plan.gpus[r].threadblocks.size() > most_blocks) {
+        most_blocks = plan.gpus[r].threadblocks.size();
+        busiest_rank = static_cast<int>(r);
+      }
+      for (const PlanThreadblock& block : plan.gpus[r].threadblocks) most_ops = std::max(most_ops, block.ops.size());
+    }
+    if (most_blocks > options.max_threadblocks) {
+      throw InputError("", "--max-threadblocks",
+                       "rank " + std::to_string(busiest_rank) + " needs " + std::to_string(most_blocks) +
+                           " threadblocks (one per lane of transfers to or from a peer" +
+                           (cap > 0 ? ", cut to fit 64 ops each" : std::string()) + ") but MSCCL++ runs all of them at once and " +
+                           std::to_string(options.max_threadblocks) +
+                           " fit; raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU (--chunks-per-npu)");
+    }
+    if (most_ops > static_cast<std::size_t>(kMaxOpsPerThreadblock)) {
+      limit = std::to_string(most_ops) + " ops in one threadblock";
+      continue;
+    }
+    const std::string text = plan_to_text(plan);
+    // The written text, not the plan in memory, is what the executor runs: check that.
+    const Plan reread = parse_plan(text, name);
+    std::string problem = check_plan_rules(reread);
+    if (problem.empty()) problem = execute_plan(reread, true, false).error;
+    if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);
+    return text;
+  }
+  throw InputError("", "--output", "the plan would need " + limit + " even with one transfer per threadblock; MSCCL++ allows " +
+                                       std::to_string(kMaxOpsPerThreadblock) + "; use fewer chunks per NPU (--chunks-per-npu)");
+}
+
+std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                                    const MscclppOptions& options, std::string& reason) {
+  try {
+    return schedule_to_mscclpp_plan(schedule, topology, options);
+  } catch (const InputError& error) {
+    reason.clear();
+    for (const InputProblem& problem : error.problems()) {
+      if (!reason.empty()) reason += "; ";
+      reason += problem.where.empty() ? problem.message : problem.where + ": " + problem.message;
+    }
+    return std::nullopt;
+  }
+}
+
+}  // namespace tenet
