@@ -83,9 +83,8 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
     outcome.status = "synthesized schedule failed verification: " + synthesized.verify_error;
     return outcome;
   }
-  if (sink) sink(outcome, degraded, synthesized.schedule);
-
   double best_time = 0.0;
+  std::vector<NamedSchedule> kept;
   for (const std::string& name : options.baselines) {
     Evaluation baseline = evaluate_baseline(name, degraded, collective, bound, "--baselines");
     CollectiveResult& row = baseline.result;
@@ -94,9 +93,13 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
       outcome.best_baseline = name;
       best_time = row.time_us;
     }
+    if (options.keep_baseline_schedules && row.applicable && row.verified) {
+      kept.push_back({name, std::move(baseline.schedule), row.time_us});
+    }
     outcome.baselines.push_back(std::move(row));
   }
   if (!outcome.best_baseline.empty()) outcome.speedup_over_best_baseline = best_time / outcome.synth.time_us;
+  if (sink) sink(outcome, degraded, synthesized.schedule, kept);
   return outcome;
 }
 

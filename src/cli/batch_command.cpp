@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "best_output.hpp"
 #include "cli_support.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/batch/batch.hpp"
@@ -34,6 +35,7 @@ struct BatchCommandOptions {
   MscclOutputOptions msccl;
   bool mscclpp = false;
   MscclppOutputOptions mscclpp_options;
+  bool best = false;
   bool json = false;
   bool csv = false;
   int threads = 0;
@@ -91,6 +93,23 @@ std::string write_plan(const std::string& path, const Schedule& schedule, const 
   return "";
 }
 
+/// --best: the fastest file of the synthesized and the baseline schedules, in the format of
+/// `output.path`; "" or a note saying which algorithm went into the file (or why none could).
+std::string write_best_file(const ScheduleOutput& output, const Schedule& synthesized, double synth_time_us,
+                            const std::vector<NamedSchedule>& baselines, const Topology& topology) {
+  std::vector<BestCandidate> candidates{{"synth", &synthesized, synth_time_us}};
+  for (const NamedSchedule& baseline : baselines) candidates.push_back({baseline.algorithm, &baseline.schedule, baseline.time_us});
+  const std::string file = output.path.substr(output.path.find_last_of('/') + 1);
+  try {
+    const BestWritten written = write_best(output, candidates, topology);
+    return written.algorithm == "synth" ? "" : file + " holds " + written.algorithm + " (fastest file)";
+  } catch (const InputError& error) {
+    std::error_code ignored;
+    std::filesystem::remove(output.path, ignored);
+    return file + ": " + (error.problems().empty() ? std::string("not written") : error.problems().front().message);
+  }
+}
+
 void print_summary_table(const nlohmann::json& summary) {
   const nlohmann::json& batch = summary["batch"];
   std::cout << "batch " << batch["collective"].get<std::string>() << " of "
@@ -138,6 +157,8 @@ void run_batch_command(const BatchCommandOptions& options) {
   if (options.mscclpp && options.out_dir.empty()) {
     throw InputError("", "--mscclpp", "needs --out-dir, the folder the .plan.json files go to");
   }
+  if (options.best && options.out_dir.empty()) throw InputError("", "--best", "needs --out-dir, the folder the files go to");
+  if (options.best && options.baselines == "none") throw InputError("", "--best", "compares with the baselines; --baselines none leaves none");
   MscclWriteOptions msccl = msccl_write_options(options.msccl);
   msccl.seed = options.seed;
   const MscclppOptions plan_options = mscclpp_write_options(options.mscclpp_options);
@@ -145,6 +166,7 @@ void run_batch_command(const BatchCommandOptions& options) {
   BatchOptions batch;
   parse_shard(options.shard, "--shard", batch.shard_index, batch.shard_count);
   batch.baselines = parse_baseline_list(options.baselines);
+  batch.keep_baseline_schedules = options.best;
   const LoadedCollective loaded = load_collective(options.collective);
   batch.synth = synth_options_for(loaded, options.switches, options.unwind_degree);
   batch.synth.seed = options.seed;
@@ -165,14 +187,27 @@ void run_batch_command(const BatchCommandOptions& options) {
   std::mutex notes_mutex;
   std::map<std::size_t, std::string> notes;  // by scenario index
   if (!options.out_dir.empty()) {
-    sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule) {
+    sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule,
+               const std::vector<NamedSchedule>& baselines) {
       const std::string stem = options.out_dir + "/" + file_stem(outcome.scenario.name);
-      write_file_atomically(stem + ".json", schedule_to_text(schedule, degraded));
       std::string note;
-      if (options.xml) note = write_msccl_xml(stem + ".xml", schedule, degraded, msccl);
-      if (options.mscclpp) {
-        const std::string plan_note = write_plan(stem + ".plan.json", schedule, degraded, plan_options);
-        if (!plan_note.empty()) note += (note.empty() ? "" : "; ") + plan_note;
+      const auto add_note = [&](const std::string& more) {
+        if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
+      };
+      if (options.best) {
+        ScheduleOutput output;
+        output.msccl = options.msccl;
+        output.mscclpp = options.mscclpp_options;
+        output.path = stem + ".json";
+        add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
+        output.path = stem + ".xml";
+        if (options.xml) add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
+        output.path = stem + ".plan.json";
+        if (options.mscclpp) add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
+      } else {
+        write_file_atomically(stem + ".json", schedule_to_text(schedule, degraded));
+        if (options.xml) add_note(write_msccl_xml(stem + ".xml", schedule, degraded, msccl));
+        if (options.mscclpp) add_note(write_plan(stem + ".plan.json", schedule, degraded, plan_options));
       }
       if (note.empty()) return;
       std::lock_guard<std::mutex> lock(notes_mutex);
@@ -268,6 +303,9 @@ void register_batch_command(CLI::App& app) {
                   "With --out-dir, also write each scenario's schedule as an MSCCL++ execution plan (SCENARIO.plan.json); a "
                   "schedule that does not fit MSCCL++'s limits gets a note in its summary row instead");
   add_mscclpp_options(batch, options->mscclpp_options, "the --mscclpp files");
+  batch->add_flag("--best", options->best,
+                  "With --out-dir, each scenario's files (.json, and .xml / .plan.json when asked) hold the algorithm whose "
+                  "file runs fastest there, synthesized or baseline; the summary row notes when that is a baseline");
   batch->add_flag("--json", options->json, "Print the summary as one JSON document");
   batch->add_flag("--csv", options->csv, "Print the summary as CSV");
   add_threads_option(batch, options->threads);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "best_output.hpp"
 #include "cli_support.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/atomic_file.hpp"
@@ -33,6 +34,7 @@ struct CompareOptions {
   std::string plot;
   std::string heatmap;
   std::string heatmap_algorithm = "synth";
+  ScheduleOutput output;
   int threads = 0;
 };
 
@@ -57,19 +59,38 @@ std::vector<std::string> parse_algorithms(const std::string& text) {
                          "bucket, circulant");
 }
 
-/// One algorithm at one size: its result and, for the heat map, per-link bytes.
+/// One algorithm at one size: its result, for the heat map per-link bytes, and for -o its schedule.
 struct Row {
   CollectiveResult result;
   std::vector<double> link_bytes;
+  Schedule schedule;
 };
 
 Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective,
-            const LowerBound& bound, const SynthOptions& synth_options, bool heatmap) {
+            const LowerBound& bound, const SynthOptions& synth_options, bool heatmap, bool keep_schedule) {
   Evaluation evaluation = algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
                                                : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms");
-  Row row{std::move(evaluation.result), {}};
+  Row row{std::move(evaluation.result), {}, {}};
   for (const LinkLoad& load : evaluation.link_loads) row.link_bytes.push_back(load.bytes);
+  if (keep_schedule) row.schedule = std::move(evaluation.schedule);
   return row;
+}
+
+/// -o: the verified algorithm whose file runs fastest, written.
+BestWritten write_best_of(const CompareOptions& options, const std::vector<std::string>& algorithms, const std::vector<Row>& rows,
+                          const Topology& topology) {
+  std::vector<BestCandidate> candidates;
+  for (std::size_t a = 0; a < algorithms.size(); ++a) {
+    const Row& row = rows[a];
+    if (row.result.applicable && row.result.verified) candidates.push_back({algorithms[a], &row.schedule, row.result.time_us});
+  }
+  return write_best(options.output, candidates, topology);
+}
+
+std::string file_kind(const ScheduleOutput& output) {
+  if (output.plan()) return "MSCCL++ plan";
+  if (output.xml()) return "MSCCL XML";
+  return "schedule";
 }
 
 void run_compare(const CompareOptions& options) {
@@ -77,6 +98,11 @@ void run_compare(const CompareOptions& options) {
   auto thread_limit = limit_threads(options.threads);
   const std::vector<std::string> algorithms = parse_algorithms(options.algorithms);
   std::vector<std::uint64_t> sizes = parse_sweep(options.sizes.empty() ? options.collective.size : options.sizes);
+  const bool write = !options.output.path.empty();
+  check_schedule_output(options.output);
+  if (write && sizes.size() > 1) {
+    throw InputError("", "--output", "writes the best algorithm of one size; give --size, not a sweep of --sizes");
+  }
   LoadedCollective loaded = load_collective(options.collective);
   SynthOptions synth_options = synth_options_for(loaded, options.switches, options.unwind_degree);
   synth_options.seed = options.seed;
@@ -95,7 +121,7 @@ void run_compare(const CompareOptions& options) {
     collective.size_bytes = sizes[s];
     bounds[s] = lower_bound(topology, collective, diameter, cut);
     for (const std::string& algorithm : algorithms) {
-      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty()));
+      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(), write));
     }
   }
 
@@ -142,8 +168,13 @@ void run_compare(const CompareOptions& options) {
                                                ": bytes per link"));
   }
 
+  std::optional<BestWritten> written;
+  if (write) written = write_best_of(options, algorithms, table.front(), topology);
+
   if (options.json) {
-    print_json({{"topology", topology.name}, {"collective", collective_name(loaded.collective.kind)}, {"results", results}});
+    nlohmann::json document = {{"topology", topology.name}, {"collective", collective_name(loaded.collective.kind)}, {"results", results}};
+    if (written) document["output"] = best_written_json(options.output.path, *written);
+    print_json(document);
     return;
   }
   if (options.csv) {
@@ -191,6 +222,21 @@ void run_compare(const CompareOptions& options) {
     std::cout << out.render();
     for (const std::string& reason : reasons) std::cout << "  n/a " << reason << "\n";
   }
+  if (written) {
+    std::cout << "\nwrote " << options.output.path << ": " << written->algorithm << ", the fastest " << file_kind(options.output)
+              << " (" << format_time_us(written->file_time_us) << ")\n";
+    Table files({"algorithm", "schedule", "file", "file/schedule"});
+    for (const BestFileTime& time : written->candidates) {
+      const bool chosen = time.algorithm == written->algorithm;
+      if (!time.reason.empty()) {
+        files.add_row({"  " + time.algorithm, format_time_us(time.schedule_time_us), "not written: " + time.reason, ""});
+        continue;
+      }
+      files.add_row({std::string(chosen ? "* " : "  ") + time.algorithm, format_time_us(time.schedule_time_us),
+                     format_time_us(time.file_time_us), fixed(time.file_time_us / time.schedule_time_us, 3)});
+    }
+    std::cout << files.render();
+  }
   if (!options.plot.empty()) std::cout << "\nwrote " << options.plot << "\n";
   if (!options.heatmap.empty()) std::cout << "wrote " << options.heatmap << "\n";
 }
@@ -214,6 +260,7 @@ void register_compare_command(CLI::App& app) {
   compare->add_option("--plot", options->plot, "Write algorithm bandwidth versus size as SVG");
   compare->add_option("--heatmap", options->heatmap, "Write the per-link load of one algorithm (largest size) as SVG");
   compare->add_option("--heatmap-algorithm", options->heatmap_algorithm, "The algorithm of --heatmap (default synth)");
+  add_schedule_output_options(compare, options->output);
   add_threads_option(compare, options->threads);
   compare->callback([options] { run_compare(*options); });
 }

@@ -36,3 +36,17 @@ tenet_cli_test(compare_bound_line EXIT 0 ARGS compare -t ${TOPOLOGIES}/dgx1-2x8-
   --algorithms ring STDOUT "1 MiB: lower bound 42.64 us, cut binds; ingress 12.99 us, cut 42.64 us")
 tenet_cli_test(batch_bound_columns EXIT 0 ARGS batch -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB
   --scenarios random-links:2:1 --baselines ring --csv STDOUT ",42.643040000000006,cut,")
+
+# compare -o writes the verified algorithm whose file runs fastest, in the file's format: at 1 MiB
+# on torus-4x4 Swing's schedule is faster than synth's, but synth's MSCCL XML is the faster file.
+tenet_cli_test(compare_best_xml EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --size 1MiB -o best.xml
+  STDOUT "wrote best.xml: synth, the fastest MSCCL XML (")
+tenet_cli_test(compare_best_json EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --size 64MiB
+  -o best.json --json STDOUT "\"algorithm\": \"swing\",\n    \"candidates\"")
+tenet_cli_test(compare_best_sweep EXIT 2 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --sizes 1KiB:4KiB -o never.xml
+  STDERR "error: --output: writes the best algorithm of one size; give --size, not a sweep of --sizes" NO_FILE ${SCRATCH}/never.xml)
+# batch --best: each scenario's files hold its fastest algorithm; the row says when that is a baseline.
+tenet_cli_test(batch_best EXIT 0 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --size 64MiB
+  --scenarios random-links:1:2 --out-dir batch-best --xml --best STDOUT "note: healthy: healthy.json holds swing (fastest file); healthy.xml holds swing (fastest file)")
+tenet_cli_test(batch_best_needs_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --scenarios all-links --best
+  STDERR "error: --best: needs --out-dir, the folder the files go to")

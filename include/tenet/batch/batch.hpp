@@ -30,6 +30,8 @@ struct BatchOptions {
   std::vector<std::string> baselines = baseline_names();  ///< simulated on each degraded topology
   std::uint32_t shard_index = 0;
   std::uint32_t shard_count = 1;
+  /// Hand the sink the applicable, verified baselines' schedules too (to write the best file).
+  bool keep_baseline_schedules = false;
 };
 
 struct ScenarioOutcome {
@@ -43,9 +45,18 @@ struct ScenarioOutcome {
   double speedup_over_best_baseline = 0.0;
 };
 
-/// Called from worker threads with each ok scenario's degraded topology and verified schedule
-/// (e.g. to write files); must be safe to call concurrently for different scenarios.
-using ScheduleSink = std::function<void(const ScenarioOutcome&, const Topology&, const Schedule&)>;
+/// A baseline's schedule on a scenario, by name.
+struct NamedSchedule {
+  std::string algorithm;
+  Schedule schedule;
+  double time_us = 0.0;  ///< simulated on the degraded network
+};
+
+/// Called from worker threads with each ok scenario's degraded topology, verified synthesized
+/// schedule and (with BatchOptions::keep_baseline_schedules) the applicable verified baselines'
+/// schedules, e.g. to write files; must be safe to call concurrently for different scenarios.
+using ScheduleSink =
+    std::function<void(const ScenarioOutcome&, const Topology&, const Schedule&, const std::vector<NamedSchedule>&)>;
 
 /// Runs this shard's scenarios of `scenarios` (index % shard_count == shard_index), plus the
 /// healthy reference (scenarios[0]) that every slowdown is measured against. Returns the shard's
