@@ -261,6 +261,11 @@ std::string msccl_written_text(const MscclWritten& written, double schedule_time
                      "x the schedule), " + std::to_string(written.channels) + (written.channels == 1 ? " channel" : " channels");
   text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
   if (written.schedule_order) text += ", sends in the planned port order";
+  if (written.serialized_lanes > 0) {
+    text += "; the runtime's channels and threadblocks hold " + std::to_string(written.serialized_lanes) +
+            " transfer(s) at a time between a pair of ranks, fewer than the schedule has in flight (so serialized: " +
+            format_time_us(written.serialized_schedule_us) + ")";
+  }
   return text;
 }
 
@@ -270,6 +275,10 @@ void add_msccl_written(nlohmann::json& extra, const MscclWritten& written, doubl
   extra["msccl_channels"] = written.channels;
   extra["msccl_fused_forwards"] = written.fused;
   extra["msccl_port_order"] = written.schedule_order;
+  if (written.serialized_lanes > 0) {
+    extra["msccl_serialized_lanes"] = written.serialized_lanes;
+    extra["msccl_serialized_schedule_us"] = written.serialized_schedule_us;
+  }
 }
 
 double peak_memory_MiB() {

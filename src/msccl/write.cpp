@@ -344,13 +344,37 @@ double runtime_time_us(const std::string& text, const Schedule& schedule, const 
 /// connection overtake each other when the plan's timing slips, at the cost of threadblocks.
 constexpr std::uint32_t kAutoChannels[] = {1, 2, 4};
 
-}  // namespace
-
-MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
-  if (options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
-    throw InputError("", "--channels", "must be auto or 1..32 (the runtime's channels)");
+/// Lanes per pair the runtime can hold: channels (32, shared by peer groups of 32) and threadblocks
+/// (216 per rank, one per peer, lane and direction).
+int lane_budget(const WriterContext& context) {
+  const Schedule& schedule = *context.schedule;
+  std::vector<std::vector<int>> send_peers(static_cast<std::size_t>(context.ranks));
+  std::vector<std::vector<int>> recv_peers(static_cast<std::size_t>(context.ranks));
+  for (std::size_t t = 0; t < schedule.size(); ++t) {
+    const int from = context.rank_of[schedule.src(static_cast<TransferId>(t))];
+    const int to = context.rank_of[schedule.dst(static_cast<TransferId>(t))];
+    send_peers[static_cast<std::size_t>(from)].push_back(to);
+    recv_peers[static_cast<std::size_t>(to)].push_back(from);
   }
-  const std::string name = checked_name(options, schedule, topology);
+  std::size_t most_peers = 1;
+  std::size_t most_directions = 1;
+  for (int rank = 0; rank < context.ranks; ++rank) {
+    for (auto* peers : {&send_peers[static_cast<std::size_t>(rank)], &recv_peers[static_cast<std::size_t>(rank)]}) {
+      std::sort(peers->begin(), peers->end());
+      peers->erase(std::unique(peers->begin(), peers->end()), peers->end());
+      most_peers = std::max(most_peers, peers->size());
+    }
+    most_directions = std::max(most_directions, send_peers[static_cast<std::size_t>(rank)].size() + recv_peers[static_cast<std::size_t>(rank)].size());
+  }
+  const std::size_t groups = (most_peers + kMaxPeersPerChannel - 1) / kMaxPeersPerChannel;
+  const std::size_t by_channels = static_cast<std::size_t>(kMaxChannels) / groups;
+  const std::size_t by_threadblocks = static_cast<std::size_t>(kMaxThreadblocks) / most_directions;
+  return static_cast<int>(std::max<std::size_t>(1, std::min(by_channels, by_threadblocks)));
+}
+
+/// The fastest verified layout of `schedule` (see the top of the file).
+MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options,
+                           const std::string& name) {
   const WriterContext context = make_context(schedule, options, topology);
   const int fifo = context.fifo_calls;
   const bool automatic = options.channels == 0;
@@ -437,6 +461,33 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
                      "the layouts within the runtime's limits fail (" + first_failure + "), and the others exceed them: " + first_limit);
   }
   throw std::logic_error("the MSCCL writer produced no layout that passes its own verification: " + first_failure);
+}
+
+}  // namespace
+
+MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  if (options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
+    throw InputError("", "--channels", "must be auto or 1..32 (the runtime's channels)");
+  }
+  const std::string name = checked_name(options, schedule, topology);
+  // More transfers in flight between a pair of ranks than the runtime's channels and threadblocks
+  // hold: run them on fewer lanes (timed, so the cost shows), halving while a limit is still hit.
+  const int needed = lanes_needed(schedule);
+  const int budget = lane_budget(make_context(schedule, options, topology));
+  int lanes = needed > budget ? budget : 0;
+  while (true) {
+    try {
+      if (lanes == 0) return write_layouts(schedule, topology, options, name);
+      const Schedule serialized = serialized_pairs(schedule, topology, lanes);
+      MscclWritten written = write_layouts(serialized, topology, options, name);
+      written.serialized_lanes = lanes;
+      written.serialized_schedule_us = serialized.planned_time_us();
+      return written;
+    } catch (const InputError&) {
+      if (lanes == 1 || needed == 1) throw;
+      lanes = lanes == 0 ? std::min(budget, needed - 1) : lanes / 2;
+    }
+  }
 }
 
 std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {

@@ -165,3 +165,24 @@ TEST_CASE("Synthesized schedules run from their MSCCL XML within 5% of their pla
     }
   }
 }
+
+TEST_CASE("More transfers in flight between a pair than MSCCL's channels hold are serialized, and timed", "[msccl][runtime]") {
+  // 2 ranks, 40 chunks each, all sent at once both ways: 40 transfers in flight per pair, but a
+  // connection runs one at a time and the runtime has 32 channels.
+  const Topology topology = pair_topology();
+  const std::uint32_t chunks = 40;
+  const std::uint64_t size = 2 * chunks * 1000;
+  Schedule schedule(CollectiveKind::kAllGather, size, {0, 1}, chunks, "all-at-once");
+  for (NodeId from : {0u, 1u}) {
+    for (ChunkId c = 0; c < chunks; ++c) {
+      const ChunkId chunk = from * chunks + c;
+      schedule.add(from, 1 - from, TransferKind::kCopy, std::span<const ChunkId>(&chunk, 1), {}, 0.0, 1.0 + chunks * 1.0);
+    }
+  }
+  const double schedule_us = simulate(topology, schedule).time_us;
+  const MscclWritten written = write_msccl_xml(schedule, topology, {});
+  CHECK(written.serialized_lanes == 32);
+  CHECK(written.serialized_schedule_us >= schedule_us);
+  CHECK(written.time_us >= schedule_us);
+  CHECK(verify_msccl_xml(written.text, &topology).ok);
+}

@@ -77,6 +77,11 @@ struct MscclWritten {
   int step_cap = 0;
   /// Sends also keep the schedule's order of each rank's transfers (a switch port's plan).
   bool schedule_order = false;
+  /// > 0: the schedule had more transfers in flight between a pair of ranks than the runtime's
+  /// channels and threadblocks hold, and the file runs them on this many lanes per pair.
+  int serialized_lanes = 0;
+  /// The schedule with that serialization, on `topology` (0 when not serialized).
+  double serialized_schedule_us = 0.0;
 };
 
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`

@@ -1,0 +1,123 @@
+// Fitting a schedule's concurrency into the runtime's channels and threadblocks. A connection
+// (sender, receiver, channel) runs its transfers one after the other, so k transfers in flight
+// between one pair of ranks need k channels, and every (peer, channel, direction) is a
+// threadblock. A schedule retimed on a real network (an unwound plan replayed through the
+// switches) can have dozens in flight between one pair; MSCCL has 32 channels and 216
+// threadblocks per rank. Here the transfers of each pair are dealt in start order onto at most
+// `lanes` lanes, each waiting for the one before it on its lane, and the schedule is retimed by
+// the simulator: the serialization MSCCL forces, made explicit and timed, so the layout stays
+// within the limits and the cost shows in the file's time.
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <queue>
+
+#include "writer.hpp"
+#include "tenet/sim/simulator.hpp"
+
+namespace tenet::msccl_detail {
+
+int lanes_needed(const Schedule& schedule) {
+  std::vector<TransferId> by_start(schedule.size());
+  std::iota(by_start.begin(), by_start.end(), TransferId{0});
+  std::stable_sort(by_start.begin(), by_start.end(), [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  std::map<std::pair<NodeId, NodeId>, std::vector<double>> lane_ends;
+  std::size_t most = 1;
+  for (TransferId id : by_start) {
+    std::vector<double>& ends = lane_ends[{schedule.src(id), schedule.dst(id)}];
+    const auto free = std::find_if(ends.begin(), ends.end(), [&](double end) { return end <= schedule.start_us(id); });
+    if (free == ends.end()) ends.push_back(schedule.end_us(id));
+    else *free = schedule.end_us(id);
+    most = std::max(most, ends.size());
+  }
+  return static_cast<int>(most);
+}
+
+Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, int lanes) {
+  const std::size_t count = schedule.size();
+  std::vector<TransferId> by_start(count);
+  std::iota(by_start.begin(), by_start.end(), TransferId{0});
+  std::stable_sort(by_start.begin(), by_start.end(), [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  constexpr TransferId kNone = ~TransferId{0};
+  std::map<std::pair<NodeId, NodeId>, std::vector<TransferId>> last_on_lane;
+  std::vector<TransferId> lane_before(count, kNone);
+  for (TransferId id : by_start) {
+    std::vector<TransferId>& last = last_on_lane[{schedule.src(id), schedule.dst(id)}];
+    // A free lane (the one released last), else a new one, else the lane that frees first.
+    std::size_t chosen = last.size();
+    for (std::size_t lane = 0; lane < last.size(); ++lane) {
+      if (schedule.end_us(last[lane]) > schedule.start_us(id)) continue;
+      if (chosen == last.size() || schedule.end_us(last[lane]) > schedule.end_us(last[chosen])) chosen = lane;
+    }
+    if (chosen == last.size() && last.size() < static_cast<std::size_t>(lanes)) {
+      last.push_back(id);
+      continue;
+    }
+    if (chosen == last.size()) {
+      chosen = static_cast<std::size_t>(std::min_element(last.begin(), last.end(), [&](TransferId a, TransferId b) {
+                                          return schedule.end_us(a) < schedule.end_us(b);
+                                        }) - last.begin());
+    }
+    // Also on a lane that is free now: once delays propagate, the lane must still be one at a time.
+    lane_before[id] = last[chosen];
+    last[chosen] = id;
+  }
+
+  // Dependencies must point to smaller ids: renumber in an order that respects the old ones and
+  // the lanes, earliest start first.
+  std::vector<std::uint32_t> waiting(count, 0);
+  std::vector<std::vector<TransferId>> followers(count);
+  for (TransferId id = 0; id < count; ++id) {
+    for (TransferId dep : schedule.deps_of(id)) {
+      ++waiting[id];
+      followers[dep].push_back(id);
+    }
+    if (lane_before[id] != kNone) {
+      ++waiting[id];
+      followers[lane_before[id]].push_back(id);
+    }
+  }
+  using Ready = std::pair<double, TransferId>;
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+  for (TransferId id = 0; id < count; ++id) {
+    if (waiting[id] == 0) ready.push({schedule.start_us(id), id});
+  }
+  std::vector<TransferId> new_id(count, kNone);
+  std::vector<TransferId> order;
+  order.reserve(count);
+  while (!ready.empty()) {
+    const TransferId id = ready.top().second;
+    ready.pop();
+    new_id[id] = static_cast<TransferId>(order.size());
+    order.push_back(id);
+    for (TransferId next : followers[id]) {
+      if (--waiting[next] == 0) ready.push({schedule.start_us(next), next});
+    }
+  }
+  if (order.size() != count) throw std::logic_error("serializing a schedule's pairs made its dependencies cyclic");
+
+  Schedule serialized(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
+                      schedule.algorithm());
+  serialized.notes = schedule.notes;
+  for (RouteId route = 0; route < schedule.route_count(); ++route) serialized.add_route(schedule.route_links(route));
+  std::vector<TransferId> deps;
+  for (TransferId id : order) {
+    const Transfer transfer = schedule.transfer(id);
+    deps.clear();
+    for (TransferId dep : schedule.deps_of(transfer)) deps.push_back(new_id[dep]);
+    if (lane_before[id] != kNone) deps.push_back(new_id[lane_before[id]]);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    serialized.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
+                   transfer.end_us, planned);
+  }
+  SimOptions options;
+  options.record_times = true;
+  const SimResult replay = simulate(topology, serialized, options);
+  serialized.retime(replay.start_us, replay.end_us);
+  return serialized;
+}
+
+}  // namespace tenet::msccl_detail
