@@ -73,17 +73,20 @@ void run_baseline(const BaselineCommandOptions& options) {
   const Schedule& schedule = evaluation.schedule;
   const bool verified = report.verified;
   report.extra["topology"] = topology.name;
-  std::optional<MscclWritten> xml;
+  const double schedule_time_us = report.time_us;
+  WrittenFile file;
   if (verified && !options.output.path.empty()) {
-    xml = write_schedule(options.output, schedule, topology);
-    if (xml) add_msccl_written(report.extra, *xml, report.time_us);
+    file = write_schedule(options.output, schedule, topology);
+    apply_written_file(report, file);
   }
 
   if (options.json) {
     print_json(result_to_json(report));
   } else {
     Table facts({options.algorithm, heading}, false);
-    facts.add_row({"time", format_time_us(report.time_us) + " (simulated: routed over the topology, links shared)"});
+    facts.add_row({"time", format_time_us(report.time_us) + (file.runtime.empty() ? " (simulated: routed over the topology, links shared)"
+                                                                                 : " (its " + file.runtime + " as the runtime runs it)")});
+    add_written_rows(facts, file, schedule_time_us);
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
     facts.add_row({"lower bound", bound_summary(bound, report.time_us, "time")});
     facts.add_row({"bound terms", bound_terms_text(bound)});
@@ -91,7 +94,6 @@ void run_baseline(const BaselineCommandOptions& options) {
     for (const std::string& note : schedule.notes) facts.add_row({"note", note});
     facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});
     if (verified && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
-    if (xml) facts.add_row({"msccl xml", msccl_written_text(*xml, report.time_us)});
     std::cout << facts.render();
   }
   // A baseline that fails verification is a bug in tenet: say so through the exit code too.

@@ -13,6 +13,8 @@
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/io/schedule_json.hpp"
+#include "tenet/mscclpp/mscclpp_plan.hpp"
+#include "tenet/sim/simulator.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/topology/transforms.hpp"
 
@@ -227,15 +229,38 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
   }
 }
 
-std::optional<MscclWritten> write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
-                                           std::optional<std::uint64_t> seed) {
+namespace {
+
+std::string written_layout(const MscclWritten& written, double schedule_time_us) {
+  std::string text = std::to_string(written.channels) + (written.channels == 1 ? " channel" : " channels");
+  text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
+  if (written.schedule_order) text += ", sends in the planned port order";
+  text += "; " + fixed(written.time_us / schedule_time_us, 3) + "x the schedule";
+  if (written.serialized_lanes > 0) {
+    text += "; the runtime's channels and threadblocks hold " + std::to_string(written.serialized_lanes) +
+            " transfer(s) at a time between a pair of ranks, fewer than the schedule has in flight (serialized: " +
+            format_time_us(written.serialized_schedule_us) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
+                           std::optional<std::uint64_t> seed) {
+  WrittenFile file;
   if (output.plan()) {
-    write_mscclpp_plan(output.path, schedule, topology, mscclpp_write_options(output.mscclpp));
-    return std::nullopt;
+    std::string reason;
+    const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp), reason);
+    if (!text) throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as an MSCCL++ plan: " + reason);
+    file.runtime = "MSCCL++ plan";
+    file.time_us = simulate(topology, mscclpp_plan_to_schedule(*text, output.path, topology, schedule.size_bytes())).time_us;
+    write_file_atomically(output.path, *text);
+    return file;
   }
   if (!output.xml()) {
     write_file_atomically(output.path, schedule_to_text(schedule, topology));
-    return std::nullopt;
+    return file;
   }
   MscclWriteOptions options = msccl_write_options(output.msccl);
   options.seed = seed;
@@ -252,33 +277,32 @@ std::optional<MscclWritten> write_schedule(const ScheduleOutput& output, const S
     throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + reason);
   }
   write_file_atomically(output.path, written.text);
-  written.text.clear();
-  return written;
+  file.runtime = "MSCCL XML";
+  file.time_us = written.time_us;
+  const double schedule_time_us = simulate(topology, schedule).time_us;
+  file.layout = written_layout(written, schedule_time_us);
+  file.facts = {{"msccl_channels", written.channels}, {"msccl_fused_forwards", written.fused},
+                {"msccl_port_order", written.schedule_order}};
+  if (written.serialized_lanes > 0) {
+    file.facts["msccl_serialized_lanes"] = written.serialized_lanes;
+    file.facts["msccl_serialized_schedule_us"] = written.serialized_schedule_us;
+  }
+  return file;
 }
 
-std::string msccl_written_text(const MscclWritten& written, double schedule_time_us) {
-  std::string text = format_time_us(written.time_us) + " on the runtime (" + fixed(written.time_us / schedule_time_us, 3) +
-                     "x the schedule), " + std::to_string(written.channels) + (written.channels == 1 ? " channel" : " channels");
-  text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
-  if (written.schedule_order) text += ", sends in the planned port order";
-  if (written.serialized_lanes > 0) {
-    text += "; the runtime's channels and threadblocks hold " + std::to_string(written.serialized_lanes) +
-            " transfer(s) at a time between a pair of ranks, fewer than the schedule has in flight (so serialized: " +
-            format_time_us(written.serialized_schedule_us) + ")";
-  }
-  return text;
+void apply_written_file(CollectiveResult& report, const WrittenFile& file) {
+  if (file.runtime.empty()) return;
+  report.extra["schedule_time_us"] = report.time_us;
+  report.extra["file_format"] = file.runtime;
+  if (file.facts.is_object()) report.extra.update(file.facts);
+  report.time_us = file.time_us;
 }
 
-void add_msccl_written(nlohmann::json& extra, const MscclWritten& written, double schedule_time_us) {
-  extra["msccl_time_us"] = written.time_us;
-  extra["msccl_time_over_schedule"] = written.time_us / schedule_time_us;
-  extra["msccl_channels"] = written.channels;
-  extra["msccl_fused_forwards"] = written.fused;
-  extra["msccl_port_order"] = written.schedule_order;
-  if (written.serialized_lanes > 0) {
-    extra["msccl_serialized_lanes"] = written.serialized_lanes;
-    extra["msccl_serialized_schedule_us"] = written.serialized_schedule_us;
-  }
+void add_written_rows(Table& facts, const WrittenFile& file, double schedule_time_us) {
+  if (file.runtime.empty()) return;
+  facts.add_row({"schedule", format_time_us(schedule_time_us) + " on the real network; the time above is its " + file.runtime +
+                                 " as the runtime runs it"});
+  if (!file.layout.empty()) facts.add_row({"msccl layout", file.layout});
 }
 
 double peak_memory_MiB() {

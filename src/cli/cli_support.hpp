@@ -8,10 +8,11 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <tbb/global_control.h>
 
 #include "tenet/collective.hpp"
+#include "tenet/io/result.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/schedule/schedule.hpp"
@@ -128,18 +129,30 @@ void add_schedule_output_options(CLI::App* command, ScheduleOutput& output);
 /// What can be refused before any work: an extension tenet does not write, an unknown protocol.
 void check_schedule_output(const ScheduleOutput& output);
 
-/// Writes the schedule to output.path atomically, as JSON or as MSCCL XML (`seed` goes into the
-/// XML's comment); for XML, what the writer chose and the file's time on the runtime. When the
-/// schedule cannot be expressed in MSCCL, the InputError names --output with the writer's
-/// reason, and nothing is written.
-std::optional<MscclWritten> write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
-                                           std::optional<std::uint64_t> seed = std::nullopt);
+/// What write_schedule wrote.
+struct WrittenFile {
+  /// "MSCCL XML" or "MSCCL++ plan": a file a runtime runs, with a time of its own; empty for a
+  /// schedule (.json), whose time is the schedule's.
+  std::string runtime;
+  double time_us = 0.0;
+  /// What the XML writer chose ("687.1 us on the runtime (1.000x the schedule), 1 channel, ...").
+  std::string layout;
+  nlohmann::json facts;  ///< the same for --json (msccl_* fields)
+};
 
-/// "687.1 us on the runtime (1.000x the schedule), 1 channel, separate send and receive
-/// threadblocks": the row the commands print for a written XML.
-std::string msccl_written_text(const MscclWritten& written, double schedule_time_us);
-/// The same facts for --json output.
-void add_msccl_written(nlohmann::json& extra, const MscclWritten& written, double schedule_time_us);
+/// Writes the schedule to output.path atomically, as JSON, MSCCL XML or an MSCCL++ plan (`seed`
+/// goes into the XML's comment), and times what it wrote as its runtime runs it. When the schedule
+/// cannot be written in that format, the InputError names --output with the writer's reason, and
+/// nothing is written.
+WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
+                           std::optional<std::uint64_t> seed = std::nullopt);
+
+/// The time contract (DESIGN.md): when the command wrote a file a runtime runs, the result's time
+/// is that file's; the schedule's goes to extra["schedule_time_us"].
+void apply_written_file(CollectiveResult& report, const WrittenFile& file);
+
+/// The rows synth and baseline print for a written file ("time" is printed by the caller).
+void add_written_rows(Table& facts, const WrittenFile& file, double schedule_time_us);
 
 /// Peak resident memory of this process so far, MiB.
 double peak_memory_MiB();

@@ -59,10 +59,11 @@ void run_synth(const SynthCommandOptions& options) {
   report.extra["peak_memory_MiB"] = peak_memory_MiB();
 
   const nlohmann::json& extra = report.extra;
-  std::optional<MscclWritten> xml;
+  const double schedule_time_us = report.time_us;
+  WrittenFile file;
   if (verified && !options.output.path.empty()) {
-    xml = write_schedule(options.output, evaluation.schedule, topology, report.extra["seed"].get<std::uint64_t>());
-    if (xml) add_msccl_written(report.extra, *xml, report.time_us);
+    file = write_schedule(options.output, evaluation.schedule, topology, report.extra["seed"].get<std::uint64_t>());
+    apply_written_file(report, file);
   }
 
   if (options.json) {
@@ -73,8 +74,10 @@ void run_synth(const SynthCommandOptions& options) {
                               topology.name + ", " + std::to_string(report.npus) + " NPUs"},
                 false);
     std::string time = format_time_us(report.time_us);
-    if (topology.switch_count() > 0) time += " (replayed on the real switches)";
+    if (!file.runtime.empty()) time += " (its " + file.runtime + " as the runtime runs it)";
+    else if (topology.switch_count() > 0) time += " (replayed on the real switches)";
     facts.add_row({"time", time});
+    add_written_rows(facts, file, schedule_time_us);
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
     facts.add_row({"lower bound", bound_summary(bound, report.time_us)});
     facts.add_row({"bound terms", bound_terms_text(bound)});
@@ -94,7 +97,6 @@ void run_synth(const SynthCommandOptions& options) {
     facts.add_row({"synthesis", format_time_us(*report.synthesis_ms * 1e3)});
     facts.add_row({"verified", verified ? "yes" : "NO: " + evaluation.verify_error});
     if (verified && !options.output.path.empty()) facts.add_row({"wrote", options.output.path});
-    if (xml) facts.add_row({"msccl xml", msccl_written_text(*xml, report.time_us)});
     std::cout << facts.render();
   }
   // A schedule that fails verification is a bug in tenet: say so through the exit code too.

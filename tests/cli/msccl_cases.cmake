@@ -110,7 +110,7 @@ tenet_cli_test(msccl_huge_chunks_simulate EXIT 2 ARGS simulate -t ${MSCCL}/ring-
 # A file runs on a communicator of exactly its ranks: checked on a topology with other NPUs it is
 # refused (exit 2) unless --members says which NPUs run it.
 tenet_cli_test(msccl_members_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --members 0,1,2,3
-  --size 1MiB -o members-ag.xml STDOUT "msccl xml            ")
+  --size 1MiB -o members-ag.xml STDOUT "(its MSCCL XML as the runtime runs it)")
 tenet_cli_test(msccl_members_verify EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json members-ag.xml
   STDERR "error: members-ag.xml: ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly its ranks")
 tenet_msccl_pair(msccl_members)
