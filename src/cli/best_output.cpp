@@ -14,15 +14,6 @@
 namespace tenet::cli {
 namespace {
 
-std::string messages_of(const InputError& error) {
-  std::string text;
-  for (const InputProblem& problem : error.problems()) {
-    if (!text.empty()) text += "; ";
-    text += problem.message;
-  }
-  return text;
-}
-
 /// The candidate's file and its time; empty text with `reason` when it cannot be written.
 std::string file_of(const ScheduleOutput& output, const BestCandidate& candidate, const Topology& topology, BestFileTime& time) {
   const Schedule& schedule = *candidate.schedule;
@@ -41,7 +32,7 @@ std::string file_of(const ScheduleOutput& output, const BestCandidate& candidate
     time.file_time_us = candidate.schedule_time_us;
     return schedule_to_text(schedule, topology);
   } catch (const InputError& error) {
-    time.reason = messages_of(error);
+    time.reason = problem_messages(error);
     time.file_time_us = 0.0;
     return {};
   }

@@ -215,16 +215,21 @@ void check_schedule_output(const ScheduleOutput& output) {
   mscclpp_write_options(output.mscclpp);
 }
 
+std::string problem_messages(const InputError& error) {
+  std::string text;
+  for (const InputProblem& problem : error.problems()) {
+    if (!text.empty()) text += "; ";
+    text += problem.message;
+  }
+  return text;
+}
+
 std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
                                                const MscclWriteOptions& options, std::string& reason) {
   try {
     return schedule_to_msccl_xml(schedule, topology, options);
   } catch (const InputError& error) {
-    reason.clear();
-    for (const InputProblem& problem : error.problems()) {
-      if (!reason.empty()) reason += "; ";
-      reason += problem.message;
-    }
+    reason = problem_messages(error);
     return std::nullopt;
   }
 }
@@ -268,13 +273,8 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
   try {
     written = write_msccl_xml(schedule, topology, options);
   } catch (const InputError& error) {
-    std::string reason;
-    for (const InputProblem& problem : error.problems()) {
-      if (!reason.empty()) reason += "; ";
-      reason += problem.message;
-    }
     // The writer names the limit; the user needs to know which of their options ran into it.
-    throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + reason);
+    throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + problem_messages(error));
   }
   write_file_atomically(output.path, written.text);
   file.runtime = "MSCCL XML";

@@ -12,6 +12,7 @@
 #include <tbb/global_control.h>
 
 #include "tenet/collective.hpp"
+#include "tenet/common/error.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/msccl/msccl.hpp"
@@ -110,6 +111,9 @@ MscclWriteOptions msccl_write_options(const MscclOutputOptions& options);
 
 /// The schedule as MSCCL XML; nullopt, with `reason` set, when MSCCL cannot express it (the writer's
 /// InputError: a transfer through a non-member, a runtime limit, ...).
+/// An InputError's messages joined by "; " (a writer's reason, inside another message).
+std::string problem_messages(const InputError& error);
+
 std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
                                                const MscclWriteOptions& options, std::string& reason);
 
