@@ -9,10 +9,14 @@
 #include <vector>
 
 #include "../support/collectives.hpp"
+#include "../support/random_networks.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/msccl/msccl.hpp"
+#include "tenet/sim/bounds.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/synth/synthesizer.hpp"
+#include "tenet/topology/analysis.hpp"
+#include "tenet/topology/topology_json.hpp"
 
 using namespace tenet;
 using namespace tenet::testing;
@@ -185,4 +189,23 @@ TEST_CASE("More transfers in flight between a pair than MSCCL's channels hold ar
   CHECK(written.serialized_schedule_us >= schedule_us);
   CHECK(written.time_us >= schedule_us);
   CHECK(verify_msccl_xml(written.text, &topology).ok);
+}
+
+TEST_CASE("random switched networks: the synthesized schedule's MSCCL XML verifies and beats no bound", "[msccl][property]") {
+  for (std::uint32_t seed = 1; seed <= 24; seed += 2) {
+    const Topology topology = parse_topology(random_switched_network(seed), "random.json");
+    const Diameter diameter = compute_diameter(topology);
+    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+      const Collective collective = make_collective(kind, 16 << 20, 1 + seed % 3);
+      INFO(topology.name << " " << collective_name(kind));
+      const SynthResult synthesized = synthesize(topology, collective, {});
+      MscclWriteOptions options;
+      options.channels = 1;
+      const MscclWritten written = write_msccl_xml(synthesized.schedule, topology, options);
+      const MscclVerifyResult verdict = verify_msccl_xml(written.text, &topology);
+      INFO(verdict.error);
+      CHECK(verdict.ok);
+      CHECK(written.time_us >= lower_bound(topology, collective, diameter).total_us * (1 - 1e-9));
+    }
+  }
 }
