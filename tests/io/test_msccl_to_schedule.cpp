@@ -2,7 +2,7 @@
 // all-reduce checked transfer by transfer, baselines simulated from their XML against their own
 // schedule, and files that cannot be converted rejected with their file and line.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // The schedule file: exact text, exact round trips, and one exact message per kind of mistake.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <cstdio>
 #include <filesystem>
