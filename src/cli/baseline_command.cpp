@@ -79,6 +79,7 @@ void run_baseline(const BaselineCommandOptions& options) {
     print_json(result_to_json(report));
   } else {
     Table facts({options.algorithm, heading}, false);
+    if (topology.layout.is_grid()) facts.add_row({"layout", topology.layout.describe()});
     facts.add_row({"time", format_time_us(report.time_us) + " (simulated: routed over the topology, links shared)"});
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
     facts.add_row({"lower bound", bound_summary(bound, report.time_us, "time")});

@@ -169,7 +169,9 @@ void run_compare(const CompareOptions& options) {
     return;
   }
   std::cout << collective_name(loaded.collective.kind) << " on " << topology.name << " ("
-            << loaded.collective.participants(topology).size() << " NPUs); * marks the fastest verified algorithm\n";
+            << loaded.collective.participants(topology).size() << " NPUs"
+            << (topology.layout.is_grid() ? ", layout: " + topology.layout.describe() : std::string())
+            << "); * marks the fastest verified algorithm\n";
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     const LowerBound& bound = bounds[s];
     std::cout << "\n" << format_size(sizes[s]) << ": lower bound " << format_time_us(bound.total_us) << ", "

@@ -37,6 +37,7 @@ std::string GridLayout::describe() const {
     if (d > 0) text += 'x';
     text += std::to_string(dims[d]);
   }
+  if (detected) text += ", detected";
   return text;
 }
 

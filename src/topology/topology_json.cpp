@@ -10,6 +10,7 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/topology/generators.hpp"
+#include "tenet/topology/grid_detection.hpp"
 #include "tenet/topology/transforms.hpp"
 
 namespace tenet {
@@ -274,38 +275,9 @@ GridLayout read_layout(const json& root, std::uint32_t npus, ProblemList& proble
 /// A layout is only kept when the links really form that grid: routing and the torus baselines
 /// rely on it.
 void check_layout_matches(const Topology& topology, ProblemList& problems) {
-  const GridLayout& layout = topology.layout;
-  if (!layout.is_grid()) return;
-  std::uint64_t expected_links = 0;
-  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
-    std::vector<int> c = layout.coords(npu);
-    for (std::size_t d = 0; d < layout.dims.size(); ++d) {
-      const int size = layout.dims[d];
-      for (int step : {+1, -1}) {
-        int next = c[d] + step;
-        if (layout.wraps) {
-          next = (next + size) % size;
-        } else if (next < 0 || next >= size) {
-          continue;
-        }
-        if (next == c[d] || (size == 2 && step == -1 && layout.wraps)) continue;
-        std::vector<int> n = c;
-        n[d] = next;
-        NodeId neighbour = layout.npu_at(n);
-        ++expected_links;
-        if (!topology.has_link(npu, neighbour)) {
-          problems.add("/layout", "the links do not form a " + layout.describe() + ": link " + std::to_string(npu) +
-                                      " -> " + std::to_string(neighbour) + " is missing");
-          return;
-        }
-      }
-    }
-  }
-  if (topology.switch_count() != 0 || expected_links != topology.link_count()) {
-    problems.add("/layout", "the links do not form a " + layout.describe() + ": the file has " +
-                                std::to_string(topology.link_count()) + " directed links, the grid " +
-                                std::to_string(expected_links) + (topology.switch_count() ? " and no switches" : ""));
-  }
+  if (!topology.layout.is_grid()) return;
+  const std::string mismatch = grid_mismatch(topology, topology.layout);
+  if (!mismatch.empty()) problems.add("/layout", "the links do not form a " + topology.layout.describe() + ": " + mismatch);
 }
 
 FailureSet read_failures(const json& root, const EndpointReader& endpoints, const Topology& topology,
@@ -457,6 +429,8 @@ Topology parse_topology(const std::string& text, const std::string& source) {
     if (!problems.empty()) problems.throw_if_any();
     topology.layout = layout;
     check_layout_matches(topology, problems);
+    // Ids still as in the file (failures renumber below): a torus written as links is one.
+    if (!topology.layout.is_grid()) topology.layout = detect_grid_layout(topology);
   } else if (root.contains("layout")) {
     problems.add("/layout", "not allowed with a 'generator': the generator sets the layout");
   }
@@ -499,7 +473,8 @@ json topology_to_json(const Topology& topology) {
   root["defaults"] = {{"latency_us", common.first}, {"bandwidth_GBps", common.second}};
   root["npus"] = topology.npu_count();
   if (topology.switch_count() > 0) root["switches"] = topology.switch_names();
-  if (topology.layout.is_grid()) {
+  // A detected layout is detected again on reading; the file stays as its author wrote it.
+  if (topology.layout.is_grid() && !topology.layout.detected) {
     root["layout"] = {{"kind", topology.layout.wraps ? "torus" : "mesh"}, {"dims", topology.layout.dims}};
   }
   auto endpoint = [&](NodeId node) -> json {

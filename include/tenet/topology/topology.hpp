@@ -49,12 +49,13 @@ struct Link {
 struct GridLayout {
   std::vector<int> dims;  ///< empty: not a grid
   bool wraps = false;     ///< torus (true) or mesh (false)
+  bool detected = false;  ///< recognized from the links (grid_detection.hpp), not declared by the file
 
   bool is_grid() const { return !dims.empty(); }
   std::uint64_t size() const;
   std::vector<int> coords(NodeId npu) const;
   NodeId npu_at(const std::vector<int>& coords) const;
-  /// "torus 4x4", "mesh 2x2x2", or "" when not a grid.
+  /// "torus 4x4", "mesh 2x2x2", "torus 32x32, detected", or "" when not a grid.
   std::string describe() const;
   bool operator==(const GridLayout&) const = default;
 };
@@ -115,7 +116,8 @@ class Topology {
   /// Name and description as in the topology file.
   std::string name;
   std::string description;
-  /// Set by grid generators (torus, mesh, ring, hypercube); cleared by transforms that break it.
+  /// Set by grid generators (torus, mesh, ring, hypercube), a file's `layout`, or grid detection;
+  /// cleared by transforms that break it.
   GridLayout layout;
   /// original_npu_ids[i] is the id NPU i had in the file before failures renumbered the survivors;
   /// empty means identity.
