@@ -34,7 +34,7 @@ std::string algorithm_list() {
 }
 
 void run_baseline(const BaselineCommandOptions& options) {
-  check_schedule_output(options.output);
+  check_schedule_output(options.output, {options.collective.topology});
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -186,15 +187,38 @@ MscclWriteOptions msccl_write_options(const MscclOutputOptions& options) {
 bool ScheduleOutput::xml() const { return ends_with(path, ".xml"); }
 
 void add_schedule_output_options(CLI::App* command, ScheduleOutput& output) {
-  command->add_option("-o,--output", output.path, "Write the schedule (.json) or an MSCCL algorithm (.xml)");
+  command->add_option("-o,--output", output.path, "Write the schedule (.json) or an MSCCL algorithm (.xml)")
+      ->check(non_empty_path());
   add_msccl_options(command, output.msccl, "the .xml");
 }
 
-void check_schedule_output(const ScheduleOutput& output) {
+void check_schedule_output(const ScheduleOutput& output, const std::vector<std::string>& inputs) {
   if (!output.path.empty() && !output.xml() && !ends_with(output.path, ".json")) {
     throw InputError("", "--output", "'" + output.path + "': tenet writes schedules as .json and MSCCL algorithms as .xml");
   }
   msccl_write_options(output.msccl);
+  check_output_path(output.path, "--output", inputs);
+}
+
+void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+  if (path.empty()) return;
+  std::error_code code;
+  for (const std::string& input : inputs) {
+    // equivalent() sees through relative paths, symbolic and hard links; false when either is missing.
+    if (!input.empty() && std::filesystem::equivalent(path, input, code)) {
+      throw InputError("", option, "'" + path + "' is the input file " + input +
+                                       "; tenet does not overwrite its input (choose another name)");
+    }
+  }
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, code)) {
+    throw InputError("", option, "'" + path + "': the folder " + folder.string() + " does not exist");
+  }
+}
+
+CLI::Validator non_empty_path() {
+  return CLI::Validator([](const std::string& value) { return value.empty() ? std::string("must name a file") : ""; },
+                        "FILE");
 }
 
 std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,

@@ -121,8 +121,18 @@ struct ScheduleOutput {
 /// Adds -o/--output and the MSCCL options of the .xml.
 void add_schedule_output_options(CLI::App* command, ScheduleOutput& output);
 
-/// What can be refused before any work: an extension tenet does not write, an unknown protocol.
-void check_schedule_output(const ScheduleOutput& output);
+/// What can be refused before any work: an extension tenet does not write, an unknown protocol, and
+/// what check_output_path refuses (`inputs`: the files the command reads).
+void check_schedule_output(const ScheduleOutput& output, const std::vector<std::string>& inputs = {});
+
+/// Refuses, before any work, a file tenet would write (given by `option`) that is one of `inputs`
+/// (the same file by any path or link: it would be replaced while still needed) or whose folder
+/// does not exist. An empty path is allowed here (it means "not asked"); non_empty_path refuses
+/// `-o ""` at parsing.
+void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// A CLI11 check for options that name a file to write: `-o ""` is an error, not "write nothing".
+CLI::Validator non_empty_path();
 
 /// Writes the schedule to output.path atomically, as JSON or as MSCCL XML (`seed` goes into the
 /// XML's comment). When the schedule cannot be expressed in MSCCL, the InputError names --output

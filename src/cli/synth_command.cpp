@@ -30,7 +30,7 @@ struct SynthCommandOptions {
 
 void run_synth(const SynthCommandOptions& options) {
   auto thread_limit = limit_threads(options.threads);
-  check_schedule_output(options.output);
+  check_schedule_output(options.output, {options.collective.topology});
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;

@@ -46,7 +46,7 @@ tenet_cli_test(generate_huge EXIT 2 ARGS topo generate fully_connected --npus 10
 tenet_cli_test(generate_bad_bandwidth EXIT 2 ARGS topo generate mesh --dims 3x3 --bandwidth fast -o never.json
   STDERR "error: --bandwidth: 'fast' is not a number" NO_FILE ${SCRATCH}/never.json)
 tenet_cli_test(generate_unwritable EXIT 2 ARGS topo generate ring --npus 4 -o /nonexistent-dir/x.json
-  STDERR "error: /nonexistent-dir/x.json: cannot write: No such file or directory")
+  STDERR "error: --output: '/nonexistent-dir/x.json': the folder /nonexistent-dir does not exist")
 
 # Every shipped topology file loads.
 file(GLOB shipped_topologies "${TOPOLOGIES}/*.json")
