@@ -148,7 +148,8 @@ void run_batch_command(const BatchCommandOptions& options) {
   if (!options.out_dir.empty()) {
     sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule) {
       const std::string stem = options.out_dir + "/" + file_stem(outcome.scenario.name);
-      write_file_atomically(stem + ".json", schedule_to_text(schedule, degraded));
+      write_file_atomically(stem + ".json",
+                            [&](std::ostream& out) { write_schedule_text(out, schedule, degraded); });
       if (!options.xml) return;
       const std::string note = write_msccl_xml(stem + ".xml", schedule, degraded, msccl);
       if (note.empty()) return;

@@ -238,7 +238,8 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
 void write_schedule(const ScheduleOutput& output, const Schedule& schedule, const Topology& topology,
                     std::optional<std::uint64_t> seed) {
   if (!output.xml()) {
-    write_file_atomically(output.path, schedule_to_text(schedule, topology));
+    write_file_atomically(output.path,
+                          [&](std::ostream& out) { write_schedule_text(out, schedule, topology); });
     return;
   }
   MscclWriteOptions options = msccl_write_options(output.msccl);
