@@ -1,6 +1,7 @@
 #include "cli_support.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -153,9 +154,13 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::vec
       if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
       throw InputError("", option, message + "; " + expected);
     }
+    if (std::find(names.begin(), names.end(), current) != names.end()) {
+      throw InputError("", option, "'" + text + "' lists " + what + " " + current + " twice");
+    }
     names.push_back(current);
     current.clear();
   }
+  if (names.empty()) throw InputError("", option, "'" + text + "' names no " + what + "; " + expected);
   return names;
 }
 
@@ -214,6 +219,25 @@ void check_output_path(const std::string& path, const std::string& option, const
   if (!folder.empty() && !std::filesystem::is_directory(folder, code)) {
     throw InputError("", option, "'" + path + "': the folder " + folder.string() + " does not exist");
   }
+}
+
+void check_svg_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+  if (path.empty()) return;
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension != ".svg") throw InputError("", option, "'" + path + "': tenet draws plots as SVG only (name it .svg)");
+  check_output_path(path, option, inputs);
+}
+
+bool same_output_path(const std::string& a, const std::string& b) {
+  // Absolute first: weakly_canonical leaves a relative path whose first part does not exist as is.
+  std::error_code code;
+  const std::filesystem::path first = std::filesystem::weakly_canonical(std::filesystem::absolute(a, code), code);
+  if (code) return a == b;
+  const std::filesystem::path second = std::filesystem::weakly_canonical(std::filesystem::absolute(b, code), code);
+  if (code) return a == b;
+  return first == second;
 }
 
 CLI::Validator non_empty_path() {

@@ -131,6 +131,12 @@ void check_schedule_output(const ScheduleOutput& output, const std::vector<std::
 /// `-o ""` at parsing.
 void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
 
+/// check_output_path for a plot: the name must end in .svg (any case), the one format tenet draws.
+void check_svg_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// Whether two output names are one file (both may not exist yet: compared as canonical paths).
+bool same_output_path(const std::string& a, const std::string& b);
+
 /// A CLI11 check for options that name a file to write: `-o ""` is an error, not "write nothing".
 CLI::Validator non_empty_path();
 
