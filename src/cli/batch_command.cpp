@@ -297,7 +297,8 @@ void register_batch_command(CLI::App& app) {
                     "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
   batch->add_option("--baselines", options->baselines, "Baselines simulated per scenario: a list, all (default) or none");
   add_switch_options(batch, options->switches, options->unwind_degree);
-  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)")
+      ->check(not_negative());
   batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
   batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");
   batch->add_option("--out-dir", options->out_dir, "Write each scenario's schedule and summary.json/summary.csv here");

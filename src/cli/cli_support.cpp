@@ -112,8 +112,20 @@ SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string
   if (unwind_degree != 0 && options.switches != SwitchPlanning::kUnwind) {
     throw InputError("", "--unwind-degree", "applies to --switches unwind only");
   }
+  check_unwind_degree(loaded.topology, unwind_degree, "--unwind-degree");
   options.unwind_degree = unwind_degree;
   return options;
+}
+
+void check_unwind_degree(const Topology& topology, std::uint32_t degree, const std::string& option) {
+  if (degree <= 1 || topology.switch_count() == 0) return;
+  std::uint32_t applied = 0;
+  unwind_switches(topology, static_cast<int>(std::min<std::uint32_t>(degree, 1u << 30)), true, &applied);
+  if (applied < degree) {
+    throw InputError("", option, std::to_string(degree) + " is more links than an NPU can get: the largest switch "
+                                 "group has " + std::to_string(applied + 1) + " NPUs, so the degree goes up to " +
+                                 std::to_string(applied));
+  }
 }
 
 LoadedCollective load_collective(const CollectiveOptions& options) {
@@ -238,6 +250,16 @@ bool same_output_path(const std::string& a, const std::string& b) {
   const std::filesystem::path second = std::filesystem::weakly_canonical(std::filesystem::absolute(b, code), code);
   if (code) return a == b;
   return first == second;
+}
+
+CLI::Validator not_negative() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        const std::size_t first = value.find_first_not_of(" \t");
+        return first != std::string::npos && value[first] == '-' ? "must be 0 or more (got " + value + ")"
+                                                                 : std::string();
+      },
+      "");
 }
 
 CLI::Validator non_empty_path() {

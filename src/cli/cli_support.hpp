@@ -87,6 +87,10 @@ void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t&
 /// (automatic chunk count) and the --switches / --unwind-degree values.
 SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches, std::uint32_t unwind_degree);
 
+/// Refuses a switch unwinding degree above what any switch group allows (its NPUs - 1), which would
+/// otherwise be capped silently and reported as asked.
+void check_unwind_degree(const Topology& topology, std::uint32_t degree, const std::string& option);
+
 /// A comma-separated list of names, each one of `known` (an unknown one is an InputError naming
 /// `option`, with a suggestion and `expected`). Empty entries are skipped.
 std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
@@ -139,6 +143,9 @@ bool same_output_path(const std::string& a, const std::string& b);
 
 /// A CLI11 check for options that name a file to write: `-o ""` is an error, not "write nothing".
 CLI::Validator non_empty_path();
+
+/// A CLI11 check for unsigned options: without it "-1" parses as 18446744073709551615.
+CLI::Validator not_negative();
 
 /// Writes the schedule to output.path atomically, as JSON or as MSCCL XML (`seed` goes into the
 /// XML's comment). When the schedule cannot be expressed in MSCCL, the InputError names --output

@@ -215,7 +215,8 @@ void register_compare_command(CLI::App& app) {
   compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB")
       ->excludes("--size");
   compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
-  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)")
+      ->check(not_negative());
   add_switch_options(compare, options->switches, options->unwind_degree);
   compare->add_flag("--json", options->json, "Print one JSON document");
   compare->add_flag("--csv", options->csv, "Print CSV");

@@ -292,6 +292,7 @@ void run_info(const InfoOptions& options) {
 void run_unwind(const UnwindOptions& options) {
   if (options.output != "-") check_output_path(options.output, "--output", {options.topology});
   const Topology topology = load_topology(options.topology);
+  check_unwind_degree(topology, static_cast<std::uint32_t>(options.degree), "--degree");
   const Topology unwound = unwind_switches(topology, options.degree, !options.unidirectional);
   const std::string text = topology_to_text(unwound);
   if (options.output.empty() || options.output == "-") {
