@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -19,8 +20,9 @@ namespace {
 using nlohmann::json;
 using namespace json_fields;
 
-const std::vector<std::string> kTopLevelKeys = {"name",      "description", "defaults", "npus",   "switches",
-                                                "links",     "generator",   "failed",   "layout", "comment"};
+const std::vector<std::string> kTopLevelKeys = {"name",   "description", "defaults", "npus",
+                                                "switches", "links",      "generator", "failed",
+                                                "layout", "comment",    "original_npu_ids"};
 const std::vector<std::string> kLinkKeys = {"src", "dst", "bidirectional", "latency_us", "bandwidth_GBps", "comment"};
 const std::vector<std::string> kDefaultsKeys = {"latency_us", "bandwidth_GBps"};
 const std::vector<std::string> kFailedKeys = {"npus", "links"};
@@ -280,6 +282,33 @@ void check_layout_matches(const Topology& topology, ProblemList& problems) {
   if (!mismatch.empty()) problems.add("/layout", "the links do not form a " + topology.layout.describe() + ": " + mismatch);
 }
 
+/// original_npu_ids: what a file written from a topology with failures (topo unwind) keeps of the
+/// ids NPUs had before the survivors were renumbered, so schedules and --members still speak of them.
+std::vector<NodeId> read_original_ids(const json& root, std::uint32_t npus, ProblemList& problems) {
+  if (!root.contains("original_npu_ids")) return {};
+  const json& ids = root["original_npu_ids"];
+  if (root.contains("failed")) {
+    problems.add("/original_npu_ids", "not allowed with 'failed': failures renumber NPUs themselves");
+    return {};
+  }
+  if (!ids.is_array() || ids.size() != npus) {
+    problems.add("/original_npu_ids", "must be an array of " + std::to_string(npus) + " distinct NPU ids, one per NPU (got " +
+                                          describe_type(ids) + ")");
+    return {};
+  }
+  std::vector<NodeId> original;
+  std::set<NodeId> seen;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto id = read_integer(ids[i], pointer_at("/original_npu_ids", i), 0, INT32_MAX, problems);
+    if (!id) continue;
+    if (!seen.insert(static_cast<NodeId>(*id)).second) {
+      problems.add(pointer_at("/original_npu_ids", i), "NPU id " + std::to_string(*id) + " is listed twice");
+    }
+    original.push_back(static_cast<NodeId>(*id));
+  }
+  return original.size() == npus ? original : std::vector<NodeId>{};
+}
+
 FailureSet read_failures(const json& root, const EndpointReader& endpoints, const Topology& topology,
                          ProblemList& problems) {
   FailureSet failures;
@@ -435,6 +464,7 @@ Topology parse_topology(const std::string& text, const std::string& source) {
     problems.add("/layout", "not allowed with a 'generator': the generator sets the layout");
   }
   check_attachment(topology, problems);
+  topology.original_npu_ids = read_original_ids(root, topology.npu_count(), problems);
   FailureSet failures = read_failures(root, endpoints, topology, problems);
   problems.throw_if_any();
 
@@ -477,6 +507,7 @@ json topology_to_json(const Topology& topology) {
   if (topology.layout.is_grid() && !topology.layout.detected) {
     root["layout"] = {{"kind", topology.layout.wraps ? "torus" : "mesh"}, {"dims", topology.layout.dims}};
   }
+  if (!topology.original_npu_ids.empty()) root["original_npu_ids"] = topology.original_npu_ids;
   auto endpoint = [&](NodeId node) -> json {
     if (topology.is_npu(node)) return node;
     return topology.switch_name(node);
@@ -525,6 +556,9 @@ std::string topology_to_text(const Topology& topology) {
   text += "  \"defaults\": " + inline_object(document["defaults"], kDefaultsKeys) + ",\n";
   text += "  \"npus\": " + document["npus"].dump() + ",\n";
   if (document.contains("switches")) text += "  \"switches\": " + document["switches"].dump() + ",\n";
+  if (document.contains("original_npu_ids")) {
+    text += "  \"original_npu_ids\": " + document["original_npu_ids"].dump() + ",\n";
+  }
   if (document.contains("layout")) text += "  \"layout\": " + inline_object(document["layout"], kLayoutKeys) + ",\n";
   text += "  \"links\": [";
   const json& links = document["links"];

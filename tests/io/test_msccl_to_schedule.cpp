@@ -15,7 +15,7 @@
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
-using Catch::Matchers::Contains;
+using Catch::Contains;
 
 namespace {
 
