@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what tenet needs from Debian's packages (only what is missing), then builds it.
-#   scripts/bootstrap.sh          Release build in build/
-#   scripts/bootstrap.sh --test   also the sanitizer build (ASan + UBSan) in build-asan/, then
-#                                 runs the whole test suite in both
+#   scripts/bootstrap.sh          Release build of the tool alone (build/tenet)
+#   scripts/bootstrap.sh --test   the tool, its tests and benchmarks in build/, the same with the
+#                                 sanitizers (ASan + UBSan) in build-asan/, then runs the whole test
+#                                 suite in both
 # Run as root or as a user with sudo. Safe to run again: it only does what is left to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,13 +23,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
-cmake --build build -j "$jobs"
-
-if [ "${1:-}" = "--test" ]; then
+testing=OFF
+[ "${1:-}" = "--test" ] && testing=ON
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENET_WARNINGS_AS_ERRORS=ON -DBUILD_TESTING=$testing >/dev/null
+if [ $testing = OFF ]; then
+  cmake --build build -j "$jobs" --target tenet
+else
   # -O1 without debug info: the sanitizers still see everything, and the build is half as long.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DTENET_SANITIZE=ON -DTENET_BUILD_BENCHMARKS=OFF \
-        -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
+        -DBUILD_TESTING=ON -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null
+  cmake --build build -j "$jobs"
   cmake --build build-asan -j "$jobs"
   echo "== tests (Release) =="
   ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300

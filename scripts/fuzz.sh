@@ -41,7 +41,7 @@ fi
 # binary is built too: it writes the schedule and MSCCL seeds.
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=None \
       -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DTENET_FUZZ=ON -DTENET_WARNINGS_AS_ERRORS=ON \
-      -DTENET_BUILD_TESTS=OFF -DTENET_BUILD_BENCHMARKS=OFF >/dev/null
+      -DBUILD_TESTING=OFF -DTENET_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "fuzz_$target" tenet
 
 # Longer inputs than the largest seed only slow the fuzzer down: every seed fits.

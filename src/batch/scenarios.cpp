@@ -150,7 +150,11 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
           if (failed["npus"][j].is_string()) {
             problems.add(pointer, "a switch cannot fail as an NPU; list its cables in failed/links");
           } else if (auto node = read_node(failed["npus"][j], pointer)) {
-            scenario.failed_npus.push_back(*node);
+            if (std::find(scenario.failed_npus.begin(), scenario.failed_npus.end(), *node) != scenario.failed_npus.end()) {
+              problems.add(pointer, "NPU " + failed["npus"][j].dump() + " is listed twice");
+            } else {
+              scenario.failed_npus.push_back(*node);
+            }
           }
         }
       }
@@ -164,7 +168,20 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
           }
           auto a = read_node(pair[0], pointer + "/0");
           auto b = read_node(pair[1], pointer + "/1");
-          if (a && b) scenario.failed_cables.emplace_back(std::min(*a, *b), std::max(*a, *b));
+          if (!a || !b) continue;
+          // As in a topology file's failed links: a cable that is not there is a typo, not a no-op.
+          if (!topology.has_link(*a, *b) && !topology.has_link(*b, *a)) {
+            problems.add(pointer, "there is no link between " + pair[0].dump() + " and " + pair[1].dump() +
+                                      " in the topology");
+            continue;
+          }
+          const std::pair<NodeId, NodeId> cable(std::min(*a, *b), std::max(*a, *b));
+          if (std::find(scenario.failed_cables.begin(), scenario.failed_cables.end(), cable) !=
+              scenario.failed_cables.end()) {
+            problems.add(pointer, "the link between " + pair[0].dump() + " and " + pair[1].dump() + " is listed twice");
+            continue;
+          }
+          scenario.failed_cables.push_back(cable);
         }
       }
     }
@@ -177,7 +194,11 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
           if (entry["members"][j].is_string()) {
             problems.add(pointer, "switch '" + entry["members"][j].get<std::string>() + "' cannot be a member: only NPUs own data");
           } else if (auto node = read_node(entry["members"][j], pointer)) {
-            scenario.members.push_back(*node);
+            if (std::find(scenario.members.begin(), scenario.members.end(), *node) != scenario.members.end()) {
+              problems.add(pointer, "NPU " + entry["members"][j].dump() + " is listed twice");
+            } else {
+              scenario.members.push_back(*node);
+            }
           }
         }
       }

@@ -118,6 +118,44 @@ std::string summary_csv(const json& summary) {
   return text;
 }
 
+namespace {
+
+/// A shard I/N must hold a row for every scenario i < scenario_count with i % N == I, once: a row
+/// lost (an edited or truncated summary) would otherwise vanish from the merged sweep unnoticed.
+void check_shard_rows(const json& summary, const std::string& path, std::uint32_t index, std::uint32_t count) {
+  const json& total = summary["batch"].contains("scenario_count") ? summary["batch"]["scenario_count"] : json();
+  if (!total.is_number_unsigned()) throw InputError(path, "/batch/scenario_count", "missing: the sweep's scenario count");
+  const std::uint64_t scenario_count = total.get<std::uint64_t>();
+  const json& scenarios = summary["scenarios"];
+  if (!scenarios.is_array()) throw InputError(path, "/scenarios", "must be an array of scenario rows");
+  std::set<std::uint64_t> listed;
+  for (std::size_t r = 0; r < scenarios.size(); ++r) {
+    const json& row = scenarios[r];
+    const std::string pointer = "/scenarios/" + std::to_string(r) + "/index";
+    if (!row.is_object() || !row.contains("index") || !row["index"].is_number_unsigned()) {
+      throw InputError(path, pointer, "missing: the scenario's index in the sweep");
+    }
+    const std::uint64_t i = row["index"].get<std::uint64_t>();
+    if (i >= scenario_count || i % count != index) {
+      throw InputError(path, pointer, "scenario " + std::to_string(i) + " does not belong to shard " +
+                                          std::to_string(index) + "/" + std::to_string(count) + " of " +
+                                          std::to_string(scenario_count) + " scenarios");
+    }
+    if (!listed.insert(i).second) throw InputError(path, pointer, "scenario " + std::to_string(i) + " is listed twice");
+  }
+  for (std::uint64_t i = index; i < scenario_count; i += count) {
+    if (!listed.count(i)) {
+      throw InputError(path, "/scenarios", "the row of scenario " + std::to_string(i) + " is missing (shard " +
+                                               std::to_string(index) + "/" + std::to_string(count) + " holds " +
+                                               std::to_string(listed.size()) + " of its " +
+                                               std::to_string((scenario_count - index + count - 1) / count) +
+                                               " scenarios)");
+    }
+  }
+}
+
+}  // namespace
+
 json merge_batch_summaries(const std::vector<std::string>& folders) {
   if (folders.empty()) throw InputError("batch merge", "", "give the folders the shards wrote (--out-dir of each)");
   json merged;
@@ -146,6 +184,7 @@ json merge_batch_summaries(const std::vector<std::string>& folders) {
                                            std::to_string(expected_count) + " shards");
     }
     if (!seen.insert(index).second) throw InputError(path, "/shard", "shard " + shard + " is given twice");
+    check_shard_rows(summary, path, index, count);
     for (const json& row : summary["scenarios"]) rows.push_back(row);
   }
   if (seen.size() != expected_count) {

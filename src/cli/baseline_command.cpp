@@ -34,7 +34,7 @@ std::string algorithm_list() {
 }
 
 void run_baseline(const BaselineCommandOptions& options) {
-  check_schedule_output(options.output);
+  check_schedule_output(options.output, {options.collective.topology});
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
@@ -84,6 +84,7 @@ void run_baseline(const BaselineCommandOptions& options) {
     print_json(result_to_json(report));
   } else {
     Table facts({options.algorithm, heading}, false);
+    if (topology.layout.is_grid()) facts.add_row({"layout", topology.layout.describe()});
     facts.add_row({"time", format_time_us(report.time_us) + (file.runtime.empty() ? " (simulated: routed over the topology, links shared)"
                                                                                  : " (its " + file.runtime + " as the runtime runs it)")});
     add_written_rows(facts, file, schedule_time_us);

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,7 @@ struct BatchCommandOptions {
   std::uint32_t unwind_degree = 0;
   std::string shard = "0/1";
   std::string out_dir;
+  bool force = false;
   bool xml = false;
   MscclOutputOptions msccl;
   bool mscclpp = false;
@@ -63,6 +65,60 @@ std::string file_stem(const std::string& name) {
     stem += safe ? c : '_';
   }
   return stem.empty() || stem[0] == '.' ? "scenario" + stem : stem;
+}
+
+/// The file stem of every scenario's schedule, by index over the whole sweep (so every shard agrees):
+/// file_stem of its name, unless that is "summary" (the summary's own files) or an earlier
+/// scenario's stem, compared ignoring case for case-insensitive file systems ("a/b" and "a_b" both
+/// give "a_b"); then "-INDEX" is appended until it is neither.
+std::vector<std::string> scenario_file_stems(const std::vector<Scenario>& scenarios) {
+  std::vector<std::string> stems;
+  std::set<std::string> taken = {"summary"};
+  auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    std::string stem = file_stem(scenarios[i].name);
+    while (taken.count(lower(stem))) {
+      stem += '-';
+      stem += std::to_string(i);
+    }
+    taken.insert(lower(stem));
+    stems.push_back(stem);
+  }
+  return stems;
+}
+
+/// The output folder, new or empty; with --force, the .json, .xml and .csv files an earlier sweep
+/// left in it are removed first (other files stay), so no schedule of another sweep is mixed in.
+void prepare_out_dir(const std::string& folder, bool force, const std::vector<std::string>& inputs) {
+  std::error_code code;
+  if (std::filesystem::exists(folder, code) && !std::filesystem::is_directory(folder, code)) {
+    throw InputError(folder, "", "--out-dir: is a file, not a folder");
+  }
+  if (std::filesystem::is_directory(folder, code) && !std::filesystem::is_empty(folder, code)) {
+    if (!force) {
+      throw InputError(folder, "", "--out-dir: the folder is not empty (an earlier sweep's files would mix with this "
+                                   "one's); give a new or empty folder, or --force to remove its .json, .xml and "
+                                   ".csv files first");
+    }
+    std::vector<std::filesystem::path> stale;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, code)) {
+      const std::string extension = entry.path().extension().string();
+      if (!entry.is_regular_file() || (extension != ".json" && extension != ".xml" && extension != ".csv")) continue;
+      for (const std::string& input : inputs) {
+        if (!input.empty() && std::filesystem::equivalent(entry.path(), input, code)) {
+          throw InputError(folder, "", "--out-dir: the folder holds the input file " + input +
+                                           "; --force would remove it, give another folder");
+        }
+      }
+      stale.push_back(entry.path());
+    }
+    for (const auto& path : stale) std::filesystem::remove(path, code);
+  }
+  std::filesystem::create_directories(folder, code);
+  if (code) throw InputError(folder, "", "cannot create the folder: " + code.message());
 }
 
 /// Writes the schedule as MSCCL XML to `path`; when MSCCL cannot express it, removes what an
@@ -177,11 +233,14 @@ void run_batch_command(const BatchCommandOptions& options) {
   batch.collective = loaded.collective;
   const Topology& healthy = loaded.topology;
   const std::vector<Scenario> scenarios = make_scenarios(options.scenarios, healthy, "--scenarios");
+  if (options.force && options.out_dir.empty()) throw InputError("", "--force", "needs --out-dir, the folder it clears");
   if (!options.out_dir.empty()) {
-    std::error_code code;
-    std::filesystem::create_directories(options.out_dir, code);
-    if (code) throw InputError(options.out_dir, "", "cannot create the folder: " + code.message());
+    const bool scenario_file = options.scenarios.size() > 5 &&
+                               options.scenarios.compare(options.scenarios.size() - 5, 5, ".json") == 0;
+    prepare_out_dir(options.out_dir, options.force,
+                    {options.collective.topology, scenario_file ? options.scenarios : std::string()});
   }
+  const std::vector<std::string> stems = scenario_file_stems(scenarios);
 
   ScheduleSink sink;
   std::mutex notes_mutex;
@@ -189,7 +248,7 @@ void run_batch_command(const BatchCommandOptions& options) {
   if (!options.out_dir.empty()) {
     sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule,
                const std::vector<NamedSchedule>& baselines) {
-      const std::string stem = options.out_dir + "/" + file_stem(outcome.scenario.name);
+      const std::string stem = options.out_dir + "/" + stems[outcome.index];
       std::string note;
       const auto add_note = [&](const std::string& more) {
         if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
@@ -205,7 +264,7 @@ void run_batch_command(const BatchCommandOptions& options) {
         output.path = stem + ".plan.json";
         if (options.mscclpp) add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
       } else {
-        write_file_atomically(stem + ".json", schedule_to_text(schedule, degraded));
+        write_file_atomically(stem + ".json", [&](std::ostream& out) { write_schedule_text(out, schedule, degraded); });
         if (options.xml) add_note(write_msccl_xml(stem + ".xml", schedule, degraded, msccl));
         if (options.mscclpp) add_note(write_plan(stem + ".plan.json", schedule, degraded, plan_options));
       }
@@ -236,6 +295,10 @@ void run_batch_command(const BatchCommandOptions& options) {
   nlohmann::json rows = nlohmann::json::array();
   for (const ScenarioOutcome& outcome : outcomes) {
     rows.push_back(scenario_row(outcome, healthy));
+    // A name that had to be told apart from another says where its schedule went.
+    if (!options.out_dir.empty() && stems[outcome.index] != file_stem(outcome.scenario.name)) {
+      rows.back()["file"] = stems[outcome.index] + ".json";
+    }
     const auto note = notes.find(outcome.index);
     if (note != notes.end()) rows.back()["note"] = note->second;
   }
@@ -291,10 +354,14 @@ void register_batch_command(CLI::App& app) {
                     "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
   batch->add_option("--baselines", options->baselines, "Baselines simulated per scenario: a list, all (default) or none");
   add_switch_options(batch, options->switches, options->unwind_degree);
-  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)")
+      ->check(not_negative());
   batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
   batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");
   batch->add_option("--out-dir", options->out_dir, "Write each scenario's schedule and summary.json/summary.csv here");
+  batch->add_flag("--force", options->force,
+                  "With --out-dir: use a folder that is not empty, removing the .json, .xml and .csv files of an "
+                  "earlier sweep first");
   batch->add_flag("--xml", options->xml,
                   "With --out-dir, also write each scenario's schedule as an MSCCL algorithm (SCENARIO.xml); a schedule "
                   "MSCCL cannot express gets a note in its summary row instead");

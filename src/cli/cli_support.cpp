@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -113,8 +115,20 @@ SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string
   if (unwind_degree != 0 && options.switches != SwitchPlanning::kUnwind) {
     throw InputError("", "--unwind-degree", "applies to --switches unwind only");
   }
+  check_unwind_degree(loaded.topology, unwind_degree, "--unwind-degree");
   options.unwind_degree = unwind_degree;
   return options;
+}
+
+void check_unwind_degree(const Topology& topology, std::uint32_t degree, const std::string& option) {
+  if (degree <= 1 || topology.switch_count() == 0) return;
+  std::uint32_t applied = 0;
+  unwind_switches(topology, static_cast<int>(std::min<std::uint32_t>(degree, 1u << 30)), true, &applied);
+  if (applied < degree) {
+    throw InputError("", option, std::to_string(degree) + " is more links than an NPU can get: the largest switch "
+                                 "group has " + std::to_string(applied + 1) + " NPUs, so the degree goes up to " +
+                                 std::to_string(applied));
+  }
 }
 
 LoadedCollective load_collective(const CollectiveOptions& options) {
@@ -155,9 +169,13 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::vec
       if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
       throw InputError("", option, message + "; " + expected);
     }
+    if (std::find(names.begin(), names.end(), current) != names.end()) {
+      throw InputError("", option, "'" + text + "' lists " + what + " " + current + " twice");
+    }
     names.push_back(current);
     current.clear();
   }
+  if (names.empty()) throw InputError("", option, "'" + text + "' names no " + what + "; " + expected);
   return names;
 }
 
@@ -201,18 +219,20 @@ bool ScheduleOutput::xml() const { return ends_with(path, ".xml"); }
 
 void add_schedule_output_options(CLI::App* command, ScheduleOutput& output) {
   command->add_option("-o,--output", output.path,
-                      "Write the schedule (.json), an MSCCL algorithm (.xml) or an MSCCL++ execution plan (.plan.json)");
+                      "Write the schedule (.json), an MSCCL algorithm (.xml) or an MSCCL++ execution plan (.plan.json)")
+      ->check(non_empty_path());
   add_msccl_options(command, output.msccl, "the .xml");
   add_mscclpp_options(command, output.mscclpp, "the .plan.json");
 }
 
-void check_schedule_output(const ScheduleOutput& output) {
+void check_schedule_output(const ScheduleOutput& output, const std::vector<std::string>& inputs) {
   if (!output.path.empty() && !output.xml() && !ends_with(output.path, ".json")) {
     throw InputError("", "--output", "'" + output.path +
                                          "': tenet writes schedules as .json, MSCCL algorithms as .xml and MSCCL++ plans as .plan.json");
   }
   msccl_write_options(output.msccl);
   mscclpp_write_options(output.mscclpp);
+  check_output_path(output.path, "--output", inputs);
 }
 
 std::string problem_messages(const InputError& error) {
@@ -222,6 +242,56 @@ std::string problem_messages(const InputError& error) {
     text += problem.message;
   }
   return text;
+}
+
+void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+  if (path.empty()) return;
+  std::error_code code;
+  for (const std::string& input : inputs) {
+    // equivalent() sees through relative paths, symbolic and hard links; false when either is missing.
+    if (!input.empty() && std::filesystem::equivalent(path, input, code)) {
+      throw InputError("", option, "'" + path + "' is the input file " + input +
+                                       "; tenet does not overwrite its input (choose another name)");
+    }
+  }
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, code)) {
+    throw InputError("", option, "'" + path + "': the folder " + folder.string() + " does not exist");
+  }
+}
+
+void check_svg_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs) {
+  if (path.empty()) return;
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension != ".svg") throw InputError("", option, "'" + path + "': tenet draws plots as SVG only (name it .svg)");
+  check_output_path(path, option, inputs);
+}
+
+bool same_output_path(const std::string& a, const std::string& b) {
+  // Absolute first: weakly_canonical leaves a relative path whose first part does not exist as is.
+  std::error_code code;
+  const std::filesystem::path first = std::filesystem::weakly_canonical(std::filesystem::absolute(a, code), code);
+  if (code) return a == b;
+  const std::filesystem::path second = std::filesystem::weakly_canonical(std::filesystem::absolute(b, code), code);
+  if (code) return a == b;
+  return first == second;
+}
+
+CLI::Validator not_negative() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        const std::size_t first = value.find_first_not_of(" \t");
+        return first != std::string::npos && value[first] == '-' ? "must be 0 or more (got " + value + ")"
+                                                                 : std::string();
+      },
+      "");
+}
+
+CLI::Validator non_empty_path() {
+  return CLI::Validator([](const std::string& value) { return value.empty() ? std::string("must name a file") : ""; },
+                        "FILE");
 }
 
 std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
@@ -264,7 +334,8 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
     return file;
   }
   if (!output.xml()) {
-    write_file_atomically(output.path, schedule_to_text(schedule, topology));
+    write_file_atomically(output.path,
+                          [&](std::ostream& out) { write_schedule_text(out, schedule, topology); });
     return file;
   }
   MscclWriteOptions options = msccl_write_options(output.msccl);

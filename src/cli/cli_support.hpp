@@ -90,6 +90,10 @@ void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t&
 /// (automatic chunk count) and the --switches / --unwind-degree values.
 SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches, std::uint32_t unwind_degree);
 
+/// Refuses a switch unwinding degree above what any switch group allows (its NPUs - 1), which would
+/// otherwise be capped silently and reported as asked.
+void check_unwind_degree(const Topology& topology, std::uint32_t degree, const std::string& option);
+
 /// A comma-separated list of names, each one of `known` (an unknown one is an InputError naming
 /// `option`, with a suggestion and `expected`). Empty entries are skipped.
 std::vector<std::string> parse_name_list(const std::string& text, const std::vector<std::string>& known,
@@ -130,8 +134,27 @@ struct ScheduleOutput {
 /// Adds -o/--output and the MSCCL options of the .xml.
 void add_schedule_output_options(CLI::App* command, ScheduleOutput& output);
 
-/// What can be refused before any work: an extension tenet does not write, an unknown protocol.
-void check_schedule_output(const ScheduleOutput& output);
+/// What can be refused before any work: an extension tenet does not write, an unknown protocol, and
+/// what check_output_path refuses (`inputs`: the files the command reads).
+void check_schedule_output(const ScheduleOutput& output, const std::vector<std::string>& inputs = {});
+
+/// Refuses, before any work, a file tenet would write (given by `option`) that is one of `inputs`
+/// (the same file by any path or link: it would be replaced while still needed) or whose folder
+/// does not exist. An empty path is allowed here (it means "not asked"); non_empty_path refuses
+/// `-o ""` at parsing.
+void check_output_path(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// check_output_path for a plot: the name must end in .svg (any case), the one format tenet draws.
+void check_svg_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// Whether two output names are one file (both may not exist yet: compared as canonical paths).
+bool same_output_path(const std::string& a, const std::string& b);
+
+/// A CLI11 check for options that name a file to write: `-o ""` is an error, not "write nothing".
+CLI::Validator non_empty_path();
+
+/// A CLI11 check for unsigned options: without it "-1" parses as 18446744073709551615.
+CLI::Validator not_negative();
 
 /// What write_schedule wrote.
 struct WrittenFile {

@@ -95,11 +95,16 @@ std::string file_kind(const ScheduleOutput& output) {
 
 void run_compare(const CompareOptions& options) {
   if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
+  check_svg_output(options.plot, "--plot", {options.collective.topology});
+  check_svg_output(options.heatmap, "--heatmap", {options.collective.topology});
+  if (!options.plot.empty() && !options.heatmap.empty() && same_output_path(options.plot, options.heatmap)) {
+    throw InputError("", "--heatmap", "'" + options.heatmap + "' is also the --plot file; give each its own name");
+  }
   auto thread_limit = limit_threads(options.threads);
   const std::vector<std::string> algorithms = parse_algorithms(options.algorithms);
   std::vector<std::uint64_t> sizes = parse_sweep(options.sizes.empty() ? options.collective.size : options.sizes);
   const bool write = !options.output.path.empty();
-  check_schedule_output(options.output);
+  check_schedule_output(options.output, {options.collective.topology});
   if (write && sizes.size() > 1) {
     throw InputError("", "--output", "writes the best algorithm of one size; give --size, not a sweep of --sizes");
   }
@@ -219,7 +224,9 @@ void run_compare(const CompareOptions& options) {
     return;
   }
   std::cout << collective_name(loaded.collective.kind) << " on " << topology.name << " ("
-            << loaded.collective.participants(topology).size() << " NPUs); * marks the fastest verified algorithm";
+            << loaded.collective.participants(topology).size() << " NPUs"
+            << (topology.layout.is_grid() ? ", layout: " + topology.layout.describe() : std::string())
+            << "); * marks the fastest verified algorithm";
   if (written && (options.output.xml() || options.output.plan())) {
     std::cout << "; times are each algorithm's " << file_kind(options.output) << " as the runtime runs it";
   }
@@ -274,14 +281,17 @@ void register_compare_command(CLI::App& app) {
       "baseline (ring, direct, rhd, swing, swing-latency, bucket, circulant), all verified and simulated\n"
       "with one congestion-aware model, at --size or over --sizes 32B:1GiB (powers of two)");
   add_collective_options(compare, options->collective, true);
-  compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB");
+  compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB")
+      ->excludes("--size");
   compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
-  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)");
+  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)")
+      ->check(not_negative());
   add_switch_options(compare, options->switches, options->unwind_degree);
   compare->add_flag("--json", options->json, "Print one JSON document");
   compare->add_flag("--csv", options->csv, "Print CSV");
-  compare->add_option("--plot", options->plot, "Write algorithm bandwidth versus size as SVG");
-  compare->add_option("--heatmap", options->heatmap, "Write the per-link load of one algorithm (largest size) as SVG");
+  compare->add_option("--plot", options->plot, "Write algorithm bandwidth versus size as SVG")->check(non_empty_path());
+  compare->add_option("--heatmap", options->heatmap, "Write the per-link load of one algorithm (largest size) as SVG")
+      ->check(non_empty_path());
   compare->add_option("--heatmap-algorithm", options->heatmap_algorithm, "The algorithm of --heatmap (default synth)");
   add_schedule_output_options(compare, options->output);
   add_threads_option(compare, options->threads);

@@ -30,7 +30,7 @@ struct SynthCommandOptions {
 
 void run_synth(const SynthCommandOptions& options) {
   auto thread_limit = limit_threads(options.threads);
-  check_schedule_output(options.output);
+  check_schedule_output(options.output, {options.collective.topology});
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
@@ -113,7 +113,8 @@ void register_synth_command(CLI::App& app) {
       "matching), verify it, print a summary, and write the schedule (-o schedule.json)");
   add_collective_options(synth, options->collective, true);
   synth->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos (the paper's)");
-  synth->add_option("--seed", options->seed, "Random seed (default 1): the same seed gives the same schedule");
+  synth->add_option("--seed", options->seed, "Random seed (default 1): the same seed gives the same schedule")
+      ->check(not_negative());
   synth->add_option("--restarts", options->restarts, "Seeds tried in parallel, the best kept (default 1)")
       ->check(CLI::Range(1u, 1024u));
   add_switch_options(synth, options->switches, options->unwind_degree);

@@ -129,6 +129,7 @@ InputError as_option_error(const InputError& error) {
 }
 
 void run_generate(const GenerateOptions& options) {
+  if (options.output != "-") check_output_path(options.output, "--output", {});
   nlohmann::json generator = {{"kind", options.kind}};
   if (!options.npus.empty()) generator["npus"] = number_value(options.npus, "--npus");
   if (!options.dims.empty()) generator["dims"] = list_value(options.dims, "--dims");
@@ -211,7 +212,8 @@ void run_info(const InfoOptions& options) {
         {"npus", stats.npus},
         {"switches", stats.switches},
         {"links", stats.links},
-        {"layout", topology.layout.describe()},
+        {"layout", GridLayout{topology.layout.dims, topology.layout.wraps}.describe()},
+        {"layout_detected", topology.layout.detected},
         {"npu_out_degree", range_json(stats.npu_out_degree)},
         {"link_bandwidth_GBps", range_json(stats.link_bandwidth_GBps)},
         {"link_latency_us", range_json(stats.link_latency_us)},
@@ -288,7 +290,9 @@ void run_info(const InfoOptions& options) {
 }
 
 void run_unwind(const UnwindOptions& options) {
+  if (options.output != "-") check_output_path(options.output, "--output", {options.topology});
   const Topology topology = load_topology(options.topology);
+  check_unwind_degree(topology, static_cast<std::uint32_t>(options.degree), "--degree");
   const Topology unwound = unwind_switches(topology, options.degree, !options.unidirectional);
   const std::string text = topology_to_text(unwound);
   if (options.output.empty() || options.output == "-") {
@@ -333,7 +337,8 @@ void register_topo_command(CLI::App& app) {
   generate->add_option("--latency", generate_options->latency, "Link latency in microseconds (default 0.5)");
   generate->add_option("--name", generate_options->name, "Topology name written to the file");
   generate->add_option("--description", generate_options->description, "Description written to the file");
-  generate->add_option("-o,--output", generate_options->output, "Output file (default: stdout)");
+  generate->add_option("-o,--output", generate_options->output, "Output file (default: stdout)")
+      ->check(non_empty_path());
   generate->callback([generate_options] { run_generate(*generate_options); });
 
   auto info_options = std::make_shared<InfoOptions>();
@@ -358,7 +363,8 @@ void register_topo_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   unwind->add_flag("--unidirectional", unwind_options->unidirectional,
                    "At degree 1, a one-way ring instead of a bidirectional one");
-  unwind->add_option("-o,--output", unwind_options->output, "Output file (default: stdout)");
+  unwind->add_option("-o,--output", unwind_options->output, "Output file (default: stdout)")
+      ->check(non_empty_path());
   unwind->callback([unwind_options] { run_unwind(*unwind_options); });
 }
 

@@ -17,8 +17,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <type_traits>
 #include <utility>
 
@@ -690,9 +692,15 @@ Schedule parse_schedule_input(Input& input, const std::string& source, const Top
 
 }  // namespace
 
-std::string schedule_to_text(const Schedule& schedule, const Topology& topology) {
-  std::string out;
-  out.reserve(512 + schedule.size() * 128);
+namespace {
+
+/// The whole text, built in `out`; with a `flush`, handed over (and `out` emptied) whenever it
+/// passes kStreamPiece bytes, so a schedule of a hundred million transfers never sits in memory as
+/// text. The same bytes either way.
+constexpr std::size_t kStreamPiece = std::size_t{1} << 20;
+
+void build_schedule_text(const Schedule& schedule, const Topology& topology, std::string& out,
+                         const std::function<void(std::string&)>& flush) {
   out += "{\n  \"format\": \"tenet-schedule\", \"version\": 1,\n  \"algorithm\": ";
   append_string(out, schedule.algorithm());
   out += ", \"collective\": ";
@@ -725,9 +733,28 @@ std::string schedule_to_text(const Schedule& schedule, const Topology& topology)
   for (TransferId id = 0; id < schedule.size(); ++id) {
     out += id == 0 ? "\n    " : ",\n    ";
     append_transfer(out, schedule, id);
+    if (flush && out.size() >= kStreamPiece) flush(out);
   }
   out += schedule.size() == 0 ? "]\n}\n" : "\n  ]\n}\n";
+  if (flush) flush(out);
+}
+
+}  // namespace
+
+std::string schedule_to_text(const Schedule& schedule, const Topology& topology) {
+  std::string out;
+  out.reserve(512 + schedule.size() * 128);
+  build_schedule_text(schedule, topology, out, nullptr);
   return out;
+}
+
+void write_schedule_text(std::ostream& stream, const Schedule& schedule, const Topology& topology) {
+  std::string piece;
+  piece.reserve(kStreamPiece + 4096);
+  build_schedule_text(schedule, topology, piece, [&](std::string& text) {
+    stream.write(text.data(), static_cast<std::streamsize>(text.size()));
+    text.clear();
+  });
 }
 
 Schedule parse_schedule(const std::string& text, const std::string& source, const Topology& topology) {

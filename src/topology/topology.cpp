@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
@@ -37,6 +38,7 @@ std::string GridLayout::describe() const {
     if (d > 0) text += 'x';
     text += std::to_string(dims[d]);
   }
+  if (detected) text += ", detected";
   return text;
 }
 
@@ -49,13 +51,13 @@ Topology::Topology(std::uint32_t npus, std::vector<std::string> switch_names)
   if (switch_names_.size() > kMaxSwitches) {
     throw InputError("", "/switches", "more than " + std::to_string(kMaxSwitches) + " switches");
   }
-  graph_ = Graph(node_count());
+  graph_ = std::make_unique<Graph>(node_count());
 }
 
 LinkId Topology::add_link(const Link& link) {
   LinkId id = static_cast<LinkId>(links_.size());
   links_.push_back(link);
-  boost::add_edge(link.src, link.dst, Edge{id}, graph_);
+  boost::add_edge(link.src, link.dst, Edge{id}, *graph_);
   return id;
 }
 
@@ -78,9 +80,52 @@ std::string Topology::node_label(NodeId node) const {
   return "node " + std::to_string(node);
 }
 
+Topology::Topology(const Topology& other)
+    : name(other.name),
+      description(other.description),
+      layout(other.layout),
+      original_npu_ids(other.original_npu_ids),
+      npu_count_(other.npu_count_),
+      switch_names_(other.switch_names_),
+      links_(other.links_),
+      graph_(std::make_unique<Graph>(*other.graph_)) {}
+
+Topology& Topology::operator=(const Topology& other) {
+  if (this != &other) *this = Topology(other);
+  return *this;
+}
+
+Topology::Topology(Topology&& other) : Topology() { *this = std::move(other); }
+
+Topology& Topology::operator=(Topology&& other) {
+  if (this == &other) return *this;
+  name = std::move(other.name);
+  description = std::move(other.description);
+  layout = std::move(other.layout);
+  original_npu_ids = std::move(other.original_npu_ids);
+  npu_count_ = other.npu_count_;
+  switch_names_ = std::move(other.switch_names_);
+  links_ = std::move(other.links_);
+  graph_.swap(other.graph_);
+  // Left valid and empty, as a moved-from standard container is.
+  other.npu_count_ = 0;
+  other.switch_names_.clear();
+  other.links_.clear();
+  *other.graph_ = Graph();
+  return *this;
+}
+
 LinkId Topology::find_link(NodeId src, NodeId dst) const {
-  for (auto [it, end] = boost::out_edges(src, graph_); it != end; ++it) {
-    if (boost::target(*it, graph_) == dst) return graph_[*it].id;
+  // From whichever end has fewer links: asking a switch with a million ports about one NPU reads
+  // that NPU's single link, not the million (which made generating and loading a star quadratic).
+  if (boost::out_degree(src, *graph_) <= boost::in_degree(dst, *graph_)) {
+    for (auto [it, end] = boost::out_edges(src, *graph_); it != end; ++it) {
+      if (boost::target(*it, *graph_) == dst) return (*graph_)[*it].id;
+    }
+  } else {
+    for (auto [it, end] = boost::in_edges(dst, *graph_); it != end; ++it) {
+      if (boost::source(*it, *graph_) == src) return (*graph_)[*it].id;
+    }
   }
   return kNoLink;
 }
@@ -88,26 +133,26 @@ LinkId Topology::find_link(NodeId src, NodeId dst) const {
 std::vector<LinkId> Topology::out_links(NodeId node) const {
   std::vector<LinkId> ids;
   ids.reserve(out_degree(node));
-  for (auto [it, end] = boost::out_edges(node, graph_); it != end; ++it) ids.push_back(graph_[*it].id);
+  for (auto [it, end] = boost::out_edges(node, *graph_); it != end; ++it) ids.push_back((*graph_)[*it].id);
   return ids;
 }
 
 std::vector<LinkId> Topology::in_links(NodeId node) const {
   std::vector<LinkId> ids;
   ids.reserve(in_degree(node));
-  for (auto [it, end] = boost::in_edges(node, graph_); it != end; ++it) ids.push_back(graph_[*it].id);
+  for (auto [it, end] = boost::in_edges(node, *graph_); it != end; ++it) ids.push_back((*graph_)[*it].id);
   return ids;
 }
 
 double Topology::ingress_bandwidth_GBps(NodeId node) const {
   double total = 0.0;
-  for (auto [it, end] = boost::in_edges(node, graph_); it != end; ++it) total += links_[graph_[*it].id].bandwidth_GBps;
+  for (auto [it, end] = boost::in_edges(node, *graph_); it != end; ++it) total += links_[(*graph_)[*it].id].bandwidth_GBps;
   return total;
 }
 
 double Topology::egress_bandwidth_GBps(NodeId node) const {
   double total = 0.0;
-  for (auto [it, end] = boost::out_edges(node, graph_); it != end; ++it) total += links_[graph_[*it].id].bandwidth_GBps;
+  for (auto [it, end] = boost::out_edges(node, *graph_); it != end; ++it) total += links_[(*graph_)[*it].id].bandwidth_GBps;
   return total;
 }
 

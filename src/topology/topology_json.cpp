@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/topology/generators.hpp"
+#include "tenet/topology/grid_detection.hpp"
 #include "tenet/topology/transforms.hpp"
 
 namespace tenet {
@@ -18,8 +21,9 @@ namespace {
 using nlohmann::json;
 using namespace json_fields;
 
-const std::vector<std::string> kTopLevelKeys = {"name",      "description", "defaults", "npus",   "switches",
-                                                "links",     "generator",   "failed",   "layout", "comment"};
+const std::vector<std::string> kTopLevelKeys = {"name",   "description", "defaults", "npus",
+                                                "switches", "links",      "generator", "failed",
+                                                "layout", "comment",    "original_npu_ids"};
 const std::vector<std::string> kLinkKeys = {"src", "dst", "bidirectional", "latency_us", "bandwidth_GBps", "comment"};
 const std::vector<std::string> kDefaultsKeys = {"latency_us", "bandwidth_GBps"};
 const std::vector<std::string> kFailedKeys = {"npus", "links"};
@@ -274,38 +278,36 @@ GridLayout read_layout(const json& root, std::uint32_t npus, ProblemList& proble
 /// A layout is only kept when the links really form that grid: routing and the torus baselines
 /// rely on it.
 void check_layout_matches(const Topology& topology, ProblemList& problems) {
-  const GridLayout& layout = topology.layout;
-  if (!layout.is_grid()) return;
-  std::uint64_t expected_links = 0;
-  for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
-    std::vector<int> c = layout.coords(npu);
-    for (std::size_t d = 0; d < layout.dims.size(); ++d) {
-      const int size = layout.dims[d];
-      for (int step : {+1, -1}) {
-        int next = c[d] + step;
-        if (layout.wraps) {
-          next = (next + size) % size;
-        } else if (next < 0 || next >= size) {
-          continue;
-        }
-        if (next == c[d] || (size == 2 && step == -1 && layout.wraps)) continue;
-        std::vector<int> n = c;
-        n[d] = next;
-        NodeId neighbour = layout.npu_at(n);
-        ++expected_links;
-        if (!topology.has_link(npu, neighbour)) {
-          problems.add("/layout", "the links do not form a " + layout.describe() + ": link " + std::to_string(npu) +
-                                      " -> " + std::to_string(neighbour) + " is missing");
-          return;
-        }
-      }
+  if (!topology.layout.is_grid()) return;
+  const std::string mismatch = grid_mismatch(topology, topology.layout);
+  if (!mismatch.empty()) problems.add("/layout", "the links do not form a " + topology.layout.describe() + ": " + mismatch);
+}
+
+/// original_npu_ids: what a file written from a topology with failures (topo unwind) keeps of the
+/// ids NPUs had before the survivors were renumbered, so schedules and --members still speak of them.
+std::vector<NodeId> read_original_ids(const json& root, std::uint32_t npus, ProblemList& problems) {
+  if (!root.contains("original_npu_ids")) return {};
+  const json& ids = root["original_npu_ids"];
+  if (root.contains("failed")) {
+    problems.add("/original_npu_ids", "not allowed with 'failed': failures renumber NPUs themselves");
+    return {};
+  }
+  if (!ids.is_array() || ids.size() != npus) {
+    problems.add("/original_npu_ids", "must be an array of " + std::to_string(npus) + " distinct NPU ids, one per NPU (got " +
+                                          describe_type(ids) + ")");
+    return {};
+  }
+  std::vector<NodeId> original;
+  std::set<NodeId> seen;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto id = read_integer(ids[i], pointer_at("/original_npu_ids", i), 0, INT32_MAX, problems);
+    if (!id) continue;
+    if (!seen.insert(static_cast<NodeId>(*id)).second) {
+      problems.add(pointer_at("/original_npu_ids", i), "NPU id " + std::to_string(*id) + " is listed twice");
     }
+    original.push_back(static_cast<NodeId>(*id));
   }
-  if (topology.switch_count() != 0 || expected_links != topology.link_count()) {
-    problems.add("/layout", "the links do not form a " + layout.describe() + ": the file has " +
-                                std::to_string(topology.link_count()) + " directed links, the grid " +
-                                std::to_string(expected_links) + (topology.switch_count() ? " and no switches" : ""));
-  }
+  return original.size() == npus ? original : std::vector<NodeId>{};
 }
 
 FailureSet read_failures(const json& root, const EndpointReader& endpoints, const Topology& topology,
@@ -457,10 +459,13 @@ Topology parse_topology(const std::string& text, const std::string& source) {
     if (!problems.empty()) problems.throw_if_any();
     topology.layout = layout;
     check_layout_matches(topology, problems);
+    // Ids still as in the file (failures renumber below): a torus written as links is one.
+    if (!topology.layout.is_grid()) topology.layout = detect_grid_layout(topology);
   } else if (root.contains("layout")) {
     problems.add("/layout", "not allowed with a 'generator': the generator sets the layout");
   }
   check_attachment(topology, problems);
+  topology.original_npu_ids = read_original_ids(root, topology.npu_count(), problems);
   FailureSet failures = read_failures(root, endpoints, topology, problems);
   problems.throw_if_any();
 
@@ -480,8 +485,11 @@ Topology parse_topology(const std::string& text, const std::string& source) {
 
 Topology load_topology(const std::string& path) { return parse_topology(read_file(path), path); }
 
-json topology_to_json(const Topology& topology) {
-  // The most common attributes become the defaults, so a homogeneous network's links stay short.
+namespace {
+
+/// The most common link attributes: they become the defaults, so a homogeneous network's links
+/// stay short.
+std::pair<double, double> common_attributes(const Topology& topology) {
   std::map<std::pair<double, double>, std::size_t> popularity;
   for (const Link& link : topology.links()) ++popularity[{link.latency_us, link.bandwidth_GBps}];
   std::pair<double, double> common{0.5, 50.0};
@@ -492,48 +500,102 @@ json topology_to_json(const Topology& topology) {
       common = attributes;
     }
   }
+  return common;
+}
 
+/// Each link's reverse (kNoLink when it has none), by sorting links on their unordered end pair:
+/// O(links log links), where find_link per link made writing a fully connected network cubic.
+std::vector<LinkId> reverse_links(const Topology& topology) {
+  std::vector<LinkId> order(topology.link_count());
+  for (LinkId id = 0; id < topology.link_count(); ++id) order[id] = id;
+  auto key = [&](LinkId id) {
+    const Link& link = topology.link(id);
+    return std::make_tuple(std::min(link.src, link.dst), std::max(link.src, link.dst), link.src);
+  };
+  std::sort(order.begin(), order.end(), [&](LinkId a, LinkId b) { return key(a) < key(b); });
+  std::vector<LinkId> reverse(topology.link_count(), kNoLink);
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    const Link& a = topology.link(order[i]);
+    const Link& b = topology.link(order[i + 1]);
+    if (a.src == b.dst && a.dst == b.src) {
+      reverse[order[i]] = order[i + 1];
+      reverse[order[i + 1]] = order[i];
+    }
+  }
+  return reverse;
+}
+
+/// One entry of "links" as written: a duplex cable once (at its first direction, when both
+/// directions have the same attributes), a one-way link with bidirectional false, and the
+/// attributes that differ from the defaults.
+struct WrittenLink {
+  const Link* link = nullptr;
+  bool one_way = false;
+  bool own_latency = false;
+  bool own_bandwidth = false;
+};
+
+template <typename Visit>
+void for_each_written_link(const Topology& topology, const std::pair<double, double>& common, Visit visit) {
+  const std::vector<LinkId> reverse_of = reverse_links(topology);
+  std::vector<char> written(topology.link_count(), 0);
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    if (written[id]) continue;
+    const Link& link = topology.link(id);
+    const LinkId reverse = reverse_of[id];
+    const bool duplex = reverse != kNoLink && !written[reverse] &&
+                        topology.link(reverse).latency_us == link.latency_us &&
+                        topology.link(reverse).bandwidth_GBps == link.bandwidth_GBps;
+    if (duplex) written[reverse] = 1;
+    written[id] = 1;
+    visit(WrittenLink{&link, !duplex, link.latency_us != common.first, link.bandwidth_GBps != common.second});
+  }
+}
+
+json endpoint_json(const Topology& topology, NodeId node) {
+  if (topology.is_npu(node)) return node;
+  return topology.switch_name(node);
+}
+
+/// Everything but the links.
+json header_json(const Topology& topology, const std::pair<double, double>& common) {
   json root = json::object();
   root["name"] = topology.name;
   if (!topology.description.empty()) root["description"] = topology.description;
   root["defaults"] = {{"latency_us", common.first}, {"bandwidth_GBps", common.second}};
   root["npus"] = topology.npu_count();
   if (topology.switch_count() > 0) root["switches"] = topology.switch_names();
-  if (topology.layout.is_grid()) {
+  // A detected layout is detected again on reading; the file stays as its author wrote it.
+  if (topology.layout.is_grid() && !topology.layout.detected) {
     root["layout"] = {{"kind", topology.layout.wraps ? "torus" : "mesh"}, {"dims", topology.layout.dims}};
   }
-  auto endpoint = [&](NodeId node) -> json {
-    if (topology.is_npu(node)) return node;
-    return topology.switch_name(node);
-  };
+  if (!topology.original_npu_ids.empty()) root["original_npu_ids"] = topology.original_npu_ids;
+  return root;
+}
+
+}  // namespace
+
+json topology_to_json(const Topology& topology) {
+  const std::pair<double, double> common = common_attributes(topology);
+  json root = header_json(topology, common);
   json links = json::array();
-  std::vector<char> written(topology.link_count(), 0);
-  for (LinkId id = 0; id < topology.link_count(); ++id) {
-    if (written[id]) continue;
-    const Link& link = topology.link(id);
-    json entry = {{"src", endpoint(link.src)}, {"dst", endpoint(link.dst)}};
-    LinkId reverse = topology.find_link(link.dst, link.src);
-    const bool duplex = reverse != kNoLink && !written[reverse] &&
-                        topology.link(reverse).latency_us == link.latency_us &&
-                        topology.link(reverse).bandwidth_GBps == link.bandwidth_GBps;
-    if (duplex) {
-      written[reverse] = 1;
-    } else {
-      entry["bidirectional"] = false;
-    }
-    if (link.latency_us != common.first) entry["latency_us"] = link.latency_us;
-    if (link.bandwidth_GBps != common.second) entry["bandwidth_GBps"] = link.bandwidth_GBps;
-    written[id] = 1;
+  for_each_written_link(topology, common, [&](const WrittenLink& written) {
+    json entry = {{"src", endpoint_json(topology, written.link->src)}, {"dst", endpoint_json(topology, written.link->dst)}};
+    if (written.one_way) entry["bidirectional"] = false;
+    if (written.own_latency) entry["latency_us"] = written.link->latency_us;
+    if (written.own_bandwidth) entry["bandwidth_GBps"] = written.link->bandwidth_GBps;
     links.push_back(std::move(entry));
-  }
+  });
   root["links"] = std::move(links);
   return root;
 }
 
 std::string topology_to_text(const Topology& topology) {
   // Written by hand rather than by dump(2): fields in reading order and one link per line keep a
-  // 16K-NPU file readable and diffable.
-  const json document = topology_to_json(topology);
+  // 16K-NPU file readable and diffable. The links go straight to text, not through a JSON document
+  // (about 250 bytes per link: a gigabyte for a fully connected 2,000).
+  const std::pair<double, double> common = common_attributes(topology);
+  const json document = header_json(topology, common);
   auto inline_object = [](const json& object, const std::vector<std::string>& order) {
     std::string text = "{";
     for (const std::string& key : order) {
@@ -550,13 +612,25 @@ std::string topology_to_text(const Topology& topology) {
   text += "  \"defaults\": " + inline_object(document["defaults"], kDefaultsKeys) + ",\n";
   text += "  \"npus\": " + document["npus"].dump() + ",\n";
   if (document.contains("switches")) text += "  \"switches\": " + document["switches"].dump() + ",\n";
+  if (document.contains("original_npu_ids")) {
+    text += "  \"original_npu_ids\": " + document["original_npu_ids"].dump() + ",\n";
+  }
   if (document.contains("layout")) text += "  \"layout\": " + inline_object(document["layout"], kLayoutKeys) + ",\n";
   text += "  \"links\": [";
-  const json& links = document["links"];
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    text += (i == 0 ? "\n    " : ",\n    ") + inline_object(links[i], kLinkKeys);
-  }
-  text += links.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  bool first = true;
+  auto endpoint_text = [&](NodeId node) {
+    return topology.is_npu(node) ? std::to_string(node) : json(topology.switch_name(node)).dump();
+  };
+  for_each_written_link(topology, common, [&](const WrittenLink& written) {
+    text += first ? "\n    " : ",\n    ";
+    first = false;
+    text += "{\"src\": " + endpoint_text(written.link->src) + ", \"dst\": " + endpoint_text(written.link->dst);
+    if (written.one_way) text += ", \"bidirectional\": false";
+    if (written.own_latency) text += ", \"latency_us\": " + json(written.link->latency_us).dump();
+    if (written.own_bandwidth) text += ", \"bandwidth_GBps\": " + json(written.link->bandwidth_GBps).dump();
+    text += "}";
+  });
+  text += first ? "]\n}\n" : "\n  ]\n}\n";
   return text;
 }
 }  // namespace tenet

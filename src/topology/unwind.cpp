@@ -57,6 +57,9 @@ class Unwinder {
     build_switch_rows();
   }
 
+  /// After run(): the largest degree a group got.
+  std::uint32_t applied_degree() const { return applied_degree_; }
+
   Topology run() {
     std::uint32_t group = 0;
     // Groups in order of their lowest-numbered switch, each walked from that switch.
@@ -167,6 +170,7 @@ class Unwinder {
     const auto count = static_cast<std::uint32_t>(members.size());
     if (count < 2) return;
     const std::uint32_t degree = std::min(static_cast<std::uint32_t>(degree_), count - 1);
+    applied_degree_ = std::max(applied_degree_, degree);
     const bool add_reverse = bidirectional_ring_ && degree == 1 && count > 2;
 
     // Each member's links into the group (uplinks, as target switch indices, ascending: the key
@@ -367,16 +371,22 @@ class Unwinder {
   std::vector<std::uint32_t> usage_;  ///< logical links crossing each physical link
   std::vector<LinkId> path_links_;
   std::vector<LogicalLink> logical_;
+  std::uint32_t applied_degree_ = 0;  ///< the largest degree a group got (the request, capped)
 };
 
 }  // namespace
 
-Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring) {
+Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring,
+                         std::uint32_t* applied_degree) {
   if (degree < 1) {
     throw InputError("", "", "the switch unwinding degree must be at least 1, got " + std::to_string(degree));
   }
+  if (applied_degree) *applied_degree = 0;
   if (topology.switch_count() == 0) return topology;
-  return Unwinder(topology, degree, bidirectional_ring).run();
+  Unwinder unwinder(topology, degree, bidirectional_ring);
+  Topology result = unwinder.run();
+  if (applied_degree) *applied_degree = unwinder.applied_degree();
+  return result;
 }
 
 }  // namespace tenet

@@ -1,7 +1,7 @@
 // ring, direct and rhd: every schedule verifies on a spread of topologies, the planned times match
 // the alpha-beta closed forms of the papers, and the ring embeddings keep their promises.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <algorithm>
 #include <bit>

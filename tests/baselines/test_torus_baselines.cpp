@@ -3,7 +3,7 @@
 // non-tori, and the planned and simulated times against the papers' closed forms: bucket Eq. 3,
 // Swing's congestion-deficiency model (Sec. 4.1, Table 2), Träff's Table I.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <algorithm>
 #include <bit>

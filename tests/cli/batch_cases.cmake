@@ -22,7 +22,7 @@ tenet_cli_test(compare_plot EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json 
 # --xml: each scenario's schedule as MSCCL XML too; one that relays through NPUs outside its members
 # cannot be one, and gets a note instead of failing the sweep.
 tenet_cli_test(batch_xml EXIT 0 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --size 1MiB --baselines none
-  --scenarios ${CMAKE_CURRENT_SOURCE_DIR}/good/corners-scenarios.json --out-dir batch-xml --xml
+  --scenarios ${CMAKE_CURRENT_SOURCE_DIR}/good/corners-scenarios.json --out-dir batch-xml --force --xml
   STDOUT "note: corners: no MSCCL XML: transfer" NO_FILE ${SCRATCH}/batch-xml/corners.xml)
 tenet_cli_test(batch_xml_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/mesh-3x3.json batch-xml/healthy.xml
   STDOUT "batch-xml/healthy.xml: verified: MSCCL allgather (Simple, in-place) on 9 ranks")
@@ -47,6 +47,21 @@ tenet_cli_test(compare_best_sweep EXIT 2 ARGS compare -t ${TOPOLOGIES}/torus-4x4
   STDERR "error: --output: writes the best algorithm of one size; give --size, not a sweep of --sizes" NO_FILE ${SCRATCH}/never.xml)
 # batch --best: each scenario's files hold its fastest algorithm; the row says when that is a baseline.
 tenet_cli_test(batch_best EXIT 0 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --size 64MiB
-  --scenarios random-links:1:2 --out-dir batch-best --xml --best STDOUT "note: healthy: healthy.json holds swing (fastest file); healthy.xml holds swing (fastest file)")
+  --scenarios random-links:1:2 --out-dir batch-best --force --xml --best STDOUT "note: healthy: healthy.json holds swing (fastest file); healthy.xml holds swing (fastest file)")
 tenet_cli_test(batch_best_needs_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --scenarios all-links --best
   STDERR "error: --best: needs --out-dir, the folder the files go to")
+# --out-dir: never mixed with an earlier sweep's files, and scenario names never clobber each other.
+tenet_cli_test(batch_out_dir_not_empty EXIT 2 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json --scenarios all-npus
+  --baselines none --out-dir batch-xml
+  STDERR "error: batch-xml: --out-dir: the folder is not empty (an earlier sweep's files would mix with this one's); give a new or empty folder, or --force to remove its .json, .xml and .csv files first")
+set_tests_properties(cli.batch_out_dir_not_empty PROPERTIES FIXTURES_REQUIRED batch_xml)
+tenet_cli_test(batch_force_needs_out_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json --scenarios all-npus --force
+  STDERR "error: --force: needs --out-dir, the folder it clears")
+tenet_cli_test(batch_clashing_names EXIT 0 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --baselines none --json
+  --scenarios ${CMAKE_CURRENT_SOURCE_DIR}/good/clashing-names-scenarios.json --out-dir batch-names --force
+  STDOUT "\"file\": \"a_b-3.json\"")
+tenet_cli_test(batch_summary_name EXIT 0 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --baselines none --json
+  --scenarios ${CMAKE_CURRENT_SOURCE_DIR}/good/clashing-names-scenarios.json --out-dir batch-names-2 --force
+  STDOUT "\"file\": \"summary-1.json\"")
+tenet_cli_test(batch_merge_row_missing EXIT 2 ARGS batch merge ${BAD}/shard-row-missing
+  STDERR "shard-row-missing/summary.json: /scenarios: the row of scenario 4 is missing (shard 0/2 holds 8 of its 9 scenarios)")

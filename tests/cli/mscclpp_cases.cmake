@@ -38,5 +38,5 @@ tenet_cli_test(plan_threadblock_limit EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4
 tenet_cli_test(plan_batch_needs_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --scenarios all-npus --mscclpp
   STDERR "error: --mscclpp: needs --out-dir, the folder the .plan.json files go to")
 tenet_cli_test(plan_batch EXIT 0 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --chunks-per-npu 1 --baselines none
-  --scenarios random-links:1:2:5 --out-dir plan-batch --mscclpp)
+  --scenarios random-links:1:2:5 --out-dir plan-batch --force --mscclpp)
 set_tests_properties("cli.plan_batch" PROPERTIES FIXTURES_SETUP "plan_batch")

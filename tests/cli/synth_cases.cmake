@@ -51,3 +51,19 @@ tenet_cli_test(synth_bound_terms EXIT 0 ARGS synth -t ${TOPOLOGIES}/dgx1-2x8-bri
   STDOUT "bound terms          ingress 12.99 us, cut 42.64 us (bandwidth 41.94 us), latency 4.8 us")
 tenet_cli_test(synth_bound_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB --json
   STDOUT "\"lower_bound_term\": \"cut\"")
+
+# An output that is the input, an empty -o, a folder that does not exist: refused before any work.
+configure_file(${TOPOLOGIES}/torus-4x4.json ${SCRATCH}/input-torus.json COPYONLY)
+tenet_cli_test(synth_output_is_input EXIT 2 ARGS synth -t input-torus.json -o ./input-torus.json
+  STDERR "error: --output: './input-torus.json' is the input file input-torus.json; tenet does not overwrite its input (choose another name)")
+tenet_cli_test(baseline_output_is_input EXIT 2 ARGS baseline -t input-torus.json -a ring -o input-torus.json
+  STDERR "is the input file input-torus.json; tenet does not overwrite its input")
+tenet_cli_test(unwind_output_is_input EXIT 2 ARGS topo unwind input-torus.json -o input-torus.json
+  STDERR "error: --output: 'input-torus.json' is the input file input-torus.json; tenet does not overwrite its input")
+tenet_cli_test(input_untouched EXIT 0 ARGS topo info input-torus.json STDOUT "layout          torus 4x4")
+set_tests_properties(cli.input_untouched PROPERTIES
+  DEPENDS "cli.synth_output_is_input;cli.baseline_output_is_input;cli.unwind_output_is_input")
+tenet_cli_test(synth_empty_output EXIT 2 EMPTY_LAST_ARG ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -o STDERR "error: --output: must name a file")
+tenet_cli_test(generate_empty_output EXIT 2 EMPTY_LAST_ARG ARGS topo generate ring --npus 4 -o STDERR "error: --output: must name a file")
+tenet_cli_test(synth_output_folder_missing EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -o nowhere/x.json
+  STDERR "error: --output: 'nowhere/x.json': the folder nowhere does not exist")

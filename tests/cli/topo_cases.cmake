@@ -46,7 +46,7 @@ tenet_cli_test(generate_huge EXIT 2 ARGS topo generate fully_connected --npus 10
 tenet_cli_test(generate_bad_bandwidth EXIT 2 ARGS topo generate mesh --dims 3x3 --bandwidth fast -o never.json
   STDERR "error: --bandwidth: 'fast' is not a number" NO_FILE ${SCRATCH}/never.json)
 tenet_cli_test(generate_unwritable EXIT 2 ARGS topo generate ring --npus 4 -o /nonexistent-dir/x.json
-  STDERR "error: /nonexistent-dir/x.json: cannot write: No such file or directory")
+  STDERR "error: --output: '/nonexistent-dir/x.json': the folder /nonexistent-dir does not exist")
 
 # Every shipped topology file loads.
 file(GLOB shipped_topologies "${TOPOLOGIES}/*.json")
@@ -78,3 +78,13 @@ tenet_cli_test(duplicate_links EXIT 2 ARGS topo info ${BAD}/duplicate-links.json
 error: ${BAD}/duplicate-links.json: 40 more problems not listed; fix the ones above first")
 tenet_cli_test(schedule_as_topology EXIT 2 ARGS verify -t ${BAD}/../good/rfs-allreduce.json ${BAD}/../good/rfs-allreduce.json
   STDERR "rfs-allreduce.json: /format: this is a schedule file (made for topology 'ring-fc-switch-2x4x2'), not a topology")
+
+# A torus written as plain links (no layout field) is recognized, and the torus baselines apply.
+set(PLAIN_TORUS "${CMAKE_CURRENT_SOURCE_DIR}/good/torus-4x4-links.json")
+tenet_cli_test(info_grid_detected EXIT 0 ARGS topo info ${PLAIN_TORUS} STDOUT "layout          torus 4x4, detected")
+tenet_cli_test(info_grid_detected_json EXIT 0 ARGS topo info ${PLAIN_TORUS} --json
+  STDOUT "\"layout_detected\": true")
+tenet_cli_test(baseline_grid_detected EXIT 0 ARGS baseline -t ${PLAIN_TORUS} -a bucket
+  STDOUT "layout               torus 4x4, detected")
+tenet_cli_test(compare_grid_detected EXIT 0 ARGS compare -t ${PLAIN_TORUS} --algorithms ring,bucket
+  STDOUT "allreduce on torus-4x4-links (16 NPUs, layout: torus 4x4, detected)")

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include "tenet/collective.hpp"
 #include "tenet/common/error.hpp"
@@ -58,4 +58,11 @@ TEST_CASE("the random stream is fixed by its seed", "[units]") {
   // Pinned values: a change here changes every seeded topology and schedule tenet produces.
   CHECK(c.next() == 0x63CBE1E459320DD7ull);
   for (int i = 0; i < 1000; ++i) CHECK(c.below(10) < 10);
+}
+
+TEST_CASE("sizes past the limit say so, whatever their unit", "[units]") {
+  CHECK(parse_size("1PiB", "--size") == (std::uint64_t{1} << 50));
+  CHECK_THROWS_WITH(parse_size("2PiB", "--size"), "error: --size: '2PiB' is larger than the 1PiB tenet accepts");
+  CHECK_THROWS_WITH(parse_size("1.5PB", "--size"), "error: --size: '1.5PB' is larger than the 1PiB tenet accepts");
+  CHECK(parse_size("1TB", "--size") == 1000000000000ull);
 }

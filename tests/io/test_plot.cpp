@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include "tenet/common/error.hpp"
 #include "tenet/io/plot.hpp"

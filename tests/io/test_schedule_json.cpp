@@ -1,10 +1,11 @@
 // The schedule file: exact text, exact round trips, and one exact message per kind of mistake.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -297,4 +298,27 @@ TEST_CASE("numbers beyond a double and NUL bytes are refused at their place", "[
     CHECK(load(garbage) == "error: " + path + ": " + nul_message);
     CHECK(load(good + "\n\n").empty());
   }
+}
+
+TEST_CASE("streaming the schedule writes the same bytes as the whole text", "[schedule_json]") {
+  const Topology topology = ring(3);
+  // About 3 MB of text: several of the writer's 1 MiB pieces, and a partial last one.
+  Schedule schedule(CollectiveKind::kAllGather, 3000, {0, 1, 2}, 1, "ring");
+  for (TransferId id = 0; id < 30000; ++id) {
+    const NodeId src = id % 3;
+    const std::vector<ChunkId> chunks = {src};
+    const std::vector<TransferId> deps = id >= 3 ? std::vector<TransferId>{id - 3} : std::vector<TransferId>{};
+    schedule.add(src, (src + 1) % 3, TransferKind::kCopy, chunks, deps, id * 1.1, id * 1.1 + 1.0 / 3.0,
+                 topology.find_link(src, (src + 1) % 3));
+  }
+  std::ostringstream streamed;
+  write_schedule_text(streamed, schedule, topology);
+  const std::string whole = schedule_to_text(schedule, topology);
+  CHECK(whole.size() > 3 * (std::size_t{1} << 20) / 2);
+  CHECK(streamed.str() == whole);
+
+  std::ostringstream empty_streamed;
+  const Schedule empty(CollectiveKind::kAllGather, 3000, {0, 1, 2}, 1, "ring");
+  write_schedule_text(empty_streamed, empty, topology);
+  CHECK(empty_streamed.str() == schedule_to_text(empty, topology));
 }

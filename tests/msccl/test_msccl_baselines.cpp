@@ -1,7 +1,7 @@
 // The classic baselines written as MSCCL XML and executed: blocks of several chunks, exchanges
 // between pairs, peers that are not neighbours.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // refused on a topology they do not fit, and synthesized schedules whose XML runs as planned on
 // the shipped point-to-point topologies.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@
 
 using namespace tenet;
 using namespace tenet::testing;
-using Catch::Matchers::Contains;
+using Catch::Contains;
 
 namespace {
 

@@ -2,7 +2,7 @@
 // all-reduce checked transfer by transfer, baselines simulated from their XML against their own
 // schedule, and files that cannot be converted rejected with their file and line.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 #include <vector>
@@ -15,7 +15,7 @@
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
-using Catch::Matchers::Contains;
+using Catch::Contains;
 
 namespace {
 

@@ -2,7 +2,7 @@
 // synthesized collectives written and executed, hand-broken files rejected with their messages, and
 // limits reported with a change that works.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // The plan reader: hand-broken variants of the SPEC's example refused with specific messages,
 // and plans timed against the schedules they were written from.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <cstdlib>
 #include <iostream>

@@ -2,7 +2,7 @@
 // synthesized and baseline schedules on the small shipped topologies, each verified by executing
 // the written text.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // Column storage: lists stay 4 bytes a row until a row needs more, then every row reads back the
 // same; shared dependency lists; bulk extension; the time table.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <vector>
 

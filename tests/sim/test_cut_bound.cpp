@@ -1,7 +1,7 @@
 // The cut bound against answers worked out by hand, against a brute force over every node set of
 // small random networks, and against every schedule tenet makes on the small shipped topologies.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // that passes the verifier, so the times are of schedules tenet could emit. Bandwidths are in
 // GB/s, i.e. 1 GB/s = 1000 bytes per microsecond.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // Property tests over seeded random switched networks: NPUs on one or two of a few switches, with
 // ports, switch-to-switch links and some direct NPU-to-NPU links of mixed bandwidths.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <cstdint>
 #include <string>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 #include <nlohmann/json.hpp>
 
 #include "tenet/common/error.hpp"

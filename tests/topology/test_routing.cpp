@@ -1,7 +1,7 @@
 // Routes on hand-checked graphs: the shorter way round a ring, dimension order on a torus, paths
 // through a switch, and every step of the tie-break (hops, then latency, then link ids).
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <stdexcept>
 #include <vector>

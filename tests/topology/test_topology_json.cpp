@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -248,4 +248,21 @@ TEST_CASE("a generator that would build another NPU count is refused before it b
   // 2^20 NPUs and 4 million links would take seconds and hundreds of megabytes to build first.
   CHECK(rejection(R"({"npus": 16, "generator": {"kind": "torus", "dims": [1024, 1024]}})") ==
         "error: t.json: /npus: 16 does not match the 1048576 NPUs the generator builds");
+}
+
+TEST_CASE("a topology with failures, written out, keeps the NPUs' original ids", "[topology_json]") {
+  const tenet::Topology failed = tenet::load_topology(TENET_SOURCE_DIR "/topologies/mesh-4x4-failed-7-9.json");
+  const std::string text = tenet::topology_to_text(failed);
+  CHECK(text.find("\"original_npu_ids\": [0,1,2,3,4,5,6,8,10,11,12,13,14,15],\n") != std::string::npos);
+  const tenet::Topology again = parse_topology(text, "written.json");
+  CHECK(again.original_npu_ids == failed.original_npu_ids);
+  CHECK(again.fingerprint() == failed.fingerprint());
+
+  CHECK(rejection(R"({"npus": 2, "original_npu_ids": [4, 4], "links": [{"src": 0, "dst": 1}]})") ==
+        "error: t.json: /original_npu_ids/1: NPU id 4 is listed twice");
+  CHECK(rejection(R"({"npus": 2, "original_npu_ids": [4], "links": [{"src": 0, "dst": 1}]})") ==
+        "error: t.json: /original_npu_ids: must be an array of 2 distinct NPU ids, one per NPU (got an array)");
+  CHECK(rejection(R"({"npus": 3, "original_npu_ids": [0, 1, 2], "failed": {"npus": [2]},
+    "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}]})") ==
+        "error: t.json: /original_npu_ids: not allowed with 'failed': failures renumber NPUs themselves");
 }

@@ -1,7 +1,7 @@
 // Failures, switch unwinding, member lists and the connectivity check, on topologies built by
 // hand so the expected ids, bandwidths and latencies can be checked on paper.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // with its exact message. Topologies are built by hand so every time can be checked on paper:
 // links have 0.5 us latency and 1 GB/s (1000 bytes/us), chunks are 1000 bytes, so a hop is 1.5 us.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <cstdint>
 #include <string>

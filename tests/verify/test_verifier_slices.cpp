@@ -1,7 +1,7 @@
 // The verifier's parallel slices: large single-chunk schedules are replayed in slices of the
 // chunks, and a problem any slice sees is reported exactly as a single pass would report it.
 
-#include <catch2/catch.hpp>
+#include "../support/catch.hpp"
 
 #include <string>
 

@@ -16,6 +16,7 @@
 // }
 // One transfer per line, so large schedules stay greppable and diffable.
 
+#include <ostream>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -27,6 +28,9 @@ namespace tenet {
 
 /// The schedule as text in the format above.
 std::string schedule_to_text(const Schedule& schedule, const Topology& topology);
+/// The same text, streamed in pieces of about 1 MiB: writing a file this way (with
+/// write_file_atomically's streaming overload) never holds the whole text (~128 bytes per transfer).
+void write_schedule_text(std::ostream& out, const Schedule& schedule, const Topology& topology);
 
 /// Parses a schedule file and checks it against the topology it will be used with (NPU count,
 /// ids, fingerprint, links, chunk ids, dependency order). Throws InputError with the JSON pointer of every

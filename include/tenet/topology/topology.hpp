@@ -7,6 +7,7 @@
 // indexed by that id, so hot loops read them without touching Boost. Nothing here is p x p.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,12 +50,13 @@ struct Link {
 struct GridLayout {
   std::vector<int> dims;  ///< empty: not a grid
   bool wraps = false;     ///< torus (true) or mesh (false)
+  bool detected = false;  ///< recognized from the links (grid_detection.hpp), not declared by the file
 
   bool is_grid() const { return !dims.empty(); }
   std::uint64_t size() const;
   std::vector<int> coords(NodeId npu) const;
   NodeId npu_at(const std::vector<int>& coords) const;
-  /// "torus 4x4", "mesh 2x2x2", or "" when not a grid.
+  /// "torus 4x4", "mesh 2x2x2", "torus 32x32, detected", or "" when not a grid.
   std::string describe() const;
   bool operator==(const GridLayout&) const = default;
 };
@@ -70,6 +72,14 @@ class Topology {
   Topology() = default;
   /// `npus` NPUs and the given switches, no links yet. Throws InputError past kMaxNpus/kMaxSwitches.
   Topology(std::uint32_t npus, std::vector<std::string> switch_names);
+  // Boost 1.74's adjacency_list has copies but no moves (and a swap made of three copies), so a
+  // Topology moved by value copied its whole graph: a third of `topo generate hypercube
+  // --dimension 20`. The graph lives behind a pointer; moves hand the pointer over.
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  Topology(Topology&& other);
+  Topology& operator=(Topology&& other);
+  ~Topology() = default;
 
   /// Adds a directed link and returns its id. The caller guarantees src != dst, both exist, and no
   /// link src->dst exists yet (the loader and the generators check this; see has_link).
@@ -93,20 +103,20 @@ class Topology {
 
   const Link& link(LinkId id) const { return links_[id]; }
   const std::vector<Link>& links() const { return links_; }
-  /// The link src->dst, or kNoLink. O(out-degree of src).
+  /// The link src->dst, or kNoLink. O(min(out-degree of src, in-degree of dst)).
   LinkId find_link(NodeId src, NodeId dst) const;
   bool has_link(NodeId src, NodeId dst) const { return find_link(src, dst) != kNoLink; }
 
   /// Ids of the links leaving / entering a node, in insertion order.
   std::vector<LinkId> out_links(NodeId node) const;
   std::vector<LinkId> in_links(NodeId node) const;
-  std::uint32_t out_degree(NodeId node) const { return static_cast<std::uint32_t>(boost::out_degree(node, graph_)); }
-  std::uint32_t in_degree(NodeId node) const { return static_cast<std::uint32_t>(boost::in_degree(node, graph_)); }
+  std::uint32_t out_degree(NodeId node) const { return static_cast<std::uint32_t>(boost::out_degree(node, *graph_)); }
+  std::uint32_t in_degree(NodeId node) const { return static_cast<std::uint32_t>(boost::in_degree(node, *graph_)); }
   /// Sum of the bandwidths of the links entering a node, GB/s.
   double ingress_bandwidth_GBps(NodeId node) const;
   double egress_bandwidth_GBps(NodeId node) const;
 
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
 
   /// 16 hex digits identifying the network (NPU count, switch names, links and their attributes,
   /// original ids), so a schedule can tell it is being used with a different topology.
@@ -115,7 +125,8 @@ class Topology {
   /// Name and description as in the topology file.
   std::string name;
   std::string description;
-  /// Set by grid generators (torus, mesh, ring, hypercube); cleared by transforms that break it.
+  /// Set by grid generators (torus, mesh, ring, hypercube), a file's `layout`, or grid detection;
+  /// cleared by transforms that break it.
   GridLayout layout;
   /// original_npu_ids[i] is the id NPU i had in the file before failures renumbered the survivors;
   /// empty means identity.
@@ -130,7 +141,7 @@ class Topology {
   std::uint32_t npu_count_ = 0;
   std::vector<std::string> switch_names_;
   std::vector<Link> links_;
-  Graph graph_;
+  std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();  ///< never null
 };
 
 /// Flat, read-only adjacency for hot loops: CSR arrays of link ids by source and by destination,

@@ -46,8 +46,10 @@ Topology apply_failures(const Topology& topology, const FailureSet& failures, co
 /// latency is kept). The result has no switches; NPU ids, original ids, existing NPU-NPU links
 /// (first, in their order), name, description and layout are kept, then the new links follow
 /// group by group in ring order. Returns the topology unchanged when it has no switches.
-/// O(links x path length); nothing is p x p. Throws InputError when degree < 1.
-Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring);
+/// O(links x path length); nothing is p x p. Throws InputError when degree < 1. `applied_degree`,
+/// when given, receives the largest degree any group got: `degree` capped at its members - 1.
+Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring,
+                         std::uint32_t* applied_degree = nullptr);
 
 /// Parses a member list such as "0,1,4-7" (original NPU ids, inclusive ranges, whitespace
 /// around entries and dashes allowed) into sorted current NPU ids. Throws InputError with
