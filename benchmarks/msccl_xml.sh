@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # MSCCL XML against the schedule it came from, and the best algorithm's XML: for each topology,
 # collective and size, `tenet compare -o best.xml` writes every verified algorithm's XML, times it
 # on the runtime model (tenet simulate's), and writes the fastest. One row per case:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Synthesis benchmarks: the reference cases, one process each so peak memory is per case.
 #   benchmarks/run.sh [quick|all] [path/to/tenet]
 # quick (default) skips the 128x128 mesh. Prints one row per case; not part of the test suite.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Simulator benchmark (not a test): a ring all-reduce on a large ring, the reference case
 // (4,096 NPUs, 2 * 4095 * 4096 = 33.5 million single-hop transfers).
 //

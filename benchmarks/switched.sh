@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Switched networks: the synthesized algorithm against every baseline and the lower bound, all
 # times on the real network (tenet compare). One row per topology, collective and size.
 #   benchmarks/switched.sh [path/to/tenet] [sizes, default 64MiB,256MiB,1GiB]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # TACOS Fig. 23a / Table VI: a 4x4 mesh with NPUs 7 and 9 failed. Synthesizes the all-reduce for
 # the failed mesh, compares it with ring and direct, and shows what the failures cost against the
 # healthy mesh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every single-NPU failure of an 8x8 torus: all-reduce synthesized, verified and compared with
 # ring and direct per scenario, then plotted (slowdown against the healthy torus per failed NPU).
 #   examples/torus_npu_failures.sh [path/to/tenet] [output folder]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness for the MSCCL XML reader: what `tenet verify -t T x.xml` runs
 // (verify_msccl_xml: lexical rules, pugixml, load rules, execution) and what `tenet simulate`
 // runs (parse_msccl_xml, msccl_to_schedule, the simulator). A bad file must come back as a

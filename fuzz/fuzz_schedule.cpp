@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness for the schedule reader (parse_schedule), followed by what `tenet verify` and
 // `tenet simulate` do with a schedule that loads. Any input must either load or be refused with
 // an InputError; another exception, a sanitizer report, a hang or running out of memory is a bug.

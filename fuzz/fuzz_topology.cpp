@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness for the topology reader (parse_topology: what every -t FILE goes through).
 // Any input must either load or be refused with an InputError; another exception, a sanitizer
 // report, a hang or running out of memory is a bug. A topology that loads must also survive the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what tenet needs from Debian's packages (only what is missing), then builds it.
 #   scripts/bootstrap.sh          Release build of the tool alone (build/tenet)
 #   scripts/bootstrap.sh --test   the tool, its tests and benchmarks in build/, the same with the

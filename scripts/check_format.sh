@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Exits non-zero when a C++ file differs from .clang-format's layout, and lists each difference.
 #   scripts/check_format.sh              every file of src/ include/ tests/ fuzz/ benchmarks/
 #   scripts/check_format.sh FILE...      only these

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Fuzzes one of tenet's file readers with libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer.
 #   scripts/fuzz.sh topology|schedule|msccl SECONDS
 # Installs what is missing from Debian's packages (as bootstrap.sh does), builds the harness of

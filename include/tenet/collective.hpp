@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // What is being computed: the collective, its size and how it is cut into chunks, and who takes
 // part. Sizes follow DESIGN.md: `size_bytes` is the whole vector (all-reduce vector, all-gather

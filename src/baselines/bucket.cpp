@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Multicolor bidirectional bucket algorithm on N-dimensional tori: Jain & Sabharwal, "Optimal
 // Bucket Algorithms for Large MPI Collectives on Torus Interconnects", Sec. 4, Algorithm 1 (with
 // the 1D bucket algorithm of Sec. 2.2), bidirectional model. The index logic is declared in

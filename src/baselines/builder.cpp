@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "builder.hpp"
 
 #include <algorithm>

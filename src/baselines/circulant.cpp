@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Circulant-graph collectives for any number of processes: Träff, Hunold, Vardas, Funk, "Uniform
 // Algorithms for Reduce-scatter and (most) other Collectives for MPI", Sec. III-A (skips and the
 // correction term epsilon, Listing 1), III-D (reduce-scatter, Eq. (1), Listings 5-6), III-E

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Direct reduce-scatter / all-gather / all-reduce.
 //
 // Follows TACOS (Won et al.) Sec. II-B and Fig. 5 ("Direct", contention free on a fully connected

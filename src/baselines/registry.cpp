@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The table of baselines: name -> generator. Each generator lives in its own file (which cites its
 // paper); this file only knows their names and the checks every baseline shares.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Recursive halving-doubling (Rabenseifner): reduce-scatter by recursive halving, all-gather by
 // recursive doubling, all-reduce = the one then the other.
 //

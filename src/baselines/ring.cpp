@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ring reduce-scatter / all-gather / all-reduce.
 //
 // Follows Swing (De Sensi et al.) Sec. 2.3.1 "Hamiltonian Rings" and Patarasuk & Yuan Sec. 3.2:

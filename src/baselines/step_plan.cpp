@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Step-synchronous plans and their emission (see step_plan.hpp).
 
 #include "step_plan.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Step-synchronous plans: how the torus and circulant baselines (swing, bucket, circulant) are
 // written before they become Schedules. Private to src/baselines/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Swing, bandwidth-optimal (`swing`) and latency-optimal (`swing-latency`): De Sensi et al.,
 // "Swing: Short-cutting Rings for Higher Bandwidth Allreduce", Sec. 3 (one ring: Eq. 2's peers
 // pi(r, s), Listing 1's block sets, Sec. 3.2's non-power-of-two and odd sizes) and Sec. 4

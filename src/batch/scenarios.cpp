@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/batch/scenario.hpp"
 
 #include <algorithm>

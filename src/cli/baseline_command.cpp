@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet baseline`: generate one classic algorithm's schedule, verify it, report its
 // contention-free planned time, and write it.
 

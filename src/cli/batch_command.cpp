@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet batch` and `tenet batch merge`: failure sweeps, sharded across machines if needed.
 
 #include <filesystem>

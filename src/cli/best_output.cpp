@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // write_best: every candidate written in the requested format and timed as that file; the fastest
 // file is written.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // "Write the best algorithm you know": among verified schedules, the one whose written file runs
 // fastest. The file, not the schedule, is what the user runs, so each candidate is written in the

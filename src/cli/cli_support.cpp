@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cli_support.hpp"
 
 #include <algorithm>

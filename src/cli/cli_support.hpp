@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Helpers shared by the subcommands: the only place (with main.cpp) that knows about CLI11.
 

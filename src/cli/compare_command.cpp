@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet compare`: the synthesized algorithm and every applicable baseline, simulated with one
 // congestion-aware model on one topology, at one size or a sweep of sizes.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The tenet command line: parses options with CLI11, hands plain values to the library, and maps
 // its errors to exit codes. Subcommands live one per file.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mscclpp_cli.hpp"
 
 #include <iostream>

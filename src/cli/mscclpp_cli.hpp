@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The CLI side of MSCCL++ plans: the options that shape a .plan.json, writing one, and verifying
 // or loading one for `verify` and `simulate`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet simulate`: replay a schedule file on a topology with the congestion-aware simulator.
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet synth`: synthesize, verify, report, and write the schedule.
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet topo generate` and `tenet topo info`.
 
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `tenet verify`: check a schedule file against a topology, symbolically.
 
 #include <iostream>

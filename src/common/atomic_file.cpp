@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/common/atomic_file.hpp"
 
 #include <signal.h>

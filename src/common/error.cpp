@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/common/error.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/common/units.hpp"
 
 #include <cmath>

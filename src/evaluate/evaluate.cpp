@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/evaluate/evaluate.hpp"
 
 #include <chrono>

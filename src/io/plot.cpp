@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/io/plot.hpp"
 
 #include <algorithm>

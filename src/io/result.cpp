@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/io/result.hpp"
 
 namespace tenet {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The schedule file (format in schedule_json.hpp).
 //
 // Reading streams: nlohmann's parser calls back at every value, and each transfer object is

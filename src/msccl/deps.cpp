@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Dependencies: the schedule's DAG as MSCCL can express it. MSCCL orders steps across ranks only
 // by messages and within a rank only by the order of a threadblock's steps and by waiting on
 // another threadblock's progress flag. So on each rank the writer walks the operations in replay

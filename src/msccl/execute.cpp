@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The interpreter on the CPU (SPEC section 6, msccl_interpreter.h): every threadblock runs its
 // transfers in order; a transfer first waits until each awaited threadblock's progress flag reaches
 // the awaited step, then moves its chunks in primitive calls of at most mscclMaxAllowedCount

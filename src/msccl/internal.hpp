@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The MSCCL checker's passes and what they share (see msccl.hpp for the model). Private to src/msccl.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // From a Schedule to threadblocks of ordered operations.
 //
 // Mapping. Rank r is members[r]; MSCCL chunk c is schedule chunk c (nchunksperloop = members x

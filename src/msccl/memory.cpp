@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The interpreter's buffers and the collective's postcondition (see memory.hpp).
 
 #include "memory.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The interpreter's buffers (private to src/msccl): every rank's input, output and scratch chunks with
 // the runtime's in-place aliasing (SPEC section 4), the contributions they start with (SPEC 9.2),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // From text to MscclProgram: the lexical scan, then pugixml for the tree. Every attribute is read
 // the way the runtime needs it written (plain decimal: the runtime's strtol honours 0x and 0
 // prefixes and ignores trailing garbage, so "010" would load as 8). Only presence, spelling and

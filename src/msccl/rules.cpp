@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The load rules (SPEC sections 1, 3, 5.2, 6.3, 6.4, 7, 8): what the runtime's loader enforces, and
 // what it does not enforce but a correct run needs. Checks are stricter than the loader where the
 // loader is lax in a way that breaks runs (every used range checked whole, not just its first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fitting a schedule's concurrency into the runtime's channels and threadblocks. A connection
 // (sender, receiver, channel) runs its transfers one after the other, so k transfers in flight
 // between one pair of ranks need k channels, and every (peer, channel, direction) is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The MSCCL runtime's XML reader, as rules (SPEC section 2, src/graph/xml.cc). It is not an XML
 // parser: it accepts a strict subset of XML and fails on much that XML allows (tabs, declarations,
 // tags over several lines, single quotes, two spaces in a row). This scanner walks the text the way

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Threadblocks and fused steps, from the operations layout.cpp made.
 //
 // Threadblocks. One per (peer, channel, direction); with pairing, a receive side and a send side of

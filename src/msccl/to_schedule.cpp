@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // msccl_to_schedule: an MSCCL program as a tenet Schedule, timed as the runtime runs it (the
 // mapping is in msccl.hpp). The model, from SPEC sections 6 and 7, never more optimistic than the
 // runtime where the SPEC says how it behaves:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // verify_msccl_xml: the passes of internal.hpp in order, stopping at the first problem. The
 // interpreter runs once per distinct call split, the finest (each step of cnt c as c calls, as with
 // large buffers) first with race checking; the others can only change where FIFOs fill up.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // write_msccl_xml: lay out, add dependencies, check the limits, print, run the checker on the
 // result, and time it as the runtime runs it. Layouts differ in channels (a connection's transfers
 // dealt over 1, 2 or 4 channels) and in whether a forward is fused into the receive before it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The writer's plan, between a Schedule and its text. Private to src/msccl.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Symbolic execution of a plan (rules checked): every rank's threadblocks run their ops in order,
 // round robin, each until it blocks (a wait without a signal to consume, a semaphore at zero, a
 // barrier not full, a packet not yet written). Buffer slots hold a chunk identity and the set of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // A plan as the executor reads it (SPEC sections 2-8), shared by the writer (which builds one and
 // prints it), the parser (which reads one) and the executor. Private to src/mscclpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Plan JSON -> Plan: every field typed and named by JSON pointer. What the values refer to is
 // checked later (plan_rules.cpp), so one bad reference does not hide the file's other mistakes.
 

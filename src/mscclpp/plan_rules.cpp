@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The rules a plan must follow before it is worth executing (SPEC sections 2-7 and 11, the
 // checklist of section 14): what the loader refuses, and what it accepts but runs wrongly
 // (references out of range, unpaired channels, limits past which device structs overflow).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Plan -> JSON text, laid out like the SPEC's worked example (keys in the DSL's order, one op per
 // line) so that a plan diffs well and the example is reproduced byte for byte.
 

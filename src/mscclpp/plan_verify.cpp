@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The public face of the reader: verify a plan, or turn it into a Schedule for the simulator.
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // schedule_to_mscclpp_plan: nodes, the layout with shorter connection segments until every
 // threadblock fits the op limit, the SPEC's limits, and a verification of the written text.
 

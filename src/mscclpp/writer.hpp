@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The writer's layout between a Schedule and a Plan. Private to src/mscclpp.
 //

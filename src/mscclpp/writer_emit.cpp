@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Layout -> Plan: channels, remote buffers, semaphores and the ops of every threadblock.
 //
 // Per group, in the block's order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // From a Schedule to connections, threadblocks and orderings.
 //
 // Where chunks live (rank r, chunk c, C chunks per member):

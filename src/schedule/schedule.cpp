@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/schedule/schedule.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/sim/bounds.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cut lower bounds by max-flow.
 //
 // What holds for every schedule tenet can run (synthesized, baseline, MSCCL, simulated or planned

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cut_graph.hpp"
 
 #include <algorithm>

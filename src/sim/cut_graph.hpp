@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The network as a max-flow problem for Boost's push-relabel solver (internal to the cut bound; the
 // bound itself is explained in cut_bound.cpp).

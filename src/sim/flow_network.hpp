@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The flows in their bandwidth phase and their max-min fair rates (internal to the simulator;
 // the model and the algorithm are described at the top of simulator.cpp).

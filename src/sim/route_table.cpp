@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "route_table.hpp"
 
 #include <algorithm>

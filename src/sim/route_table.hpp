@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The routes a simulation needs, computed once before it starts (internal to the simulator).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The congestion-aware flow-level simulator.
 //
 // Model. Every transfer of the schedule goes through four states: waiting (for its dependencies),

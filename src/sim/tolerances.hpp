@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The simulator's two tolerances, in one place (internal to the simulator).
 

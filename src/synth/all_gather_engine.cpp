@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The time-expanded-network all-gather engine (TACOS Sec. IV-D to IV-F).
 //
 // Model. Time advances from event to event; an event is a time when some transfer ends. At an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The TEN greedy all-gather engine on a switch-free topology. Private to src/synth.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "fabric.hpp"
 
 #include <algorithm>

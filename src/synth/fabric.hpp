@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The physical network as switch-native planning sees it. Private to src/synth.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Making a switch-native plan executable as planned: the order in which transfers use each lane of
 // the switch ports and fabric links becomes dependencies.
 //

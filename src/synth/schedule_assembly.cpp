@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "schedule_assembly.hpp"
 
 #include <algorithm>

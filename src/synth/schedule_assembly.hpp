@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Turning all-gather traces into Schedules: all-gather as is, reduce-scatter as the time reversal
 // of an all-gather on the transposed graph (TACOS Sec. IV-H), all-reduce as both in sequence.

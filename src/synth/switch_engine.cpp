@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Switch-native all-gather: the TEN greedy matching of all_gather_engine.cpp, planned on the
 // physical links of a topology with switches instead of on point-to-point links unwound from them.
 //

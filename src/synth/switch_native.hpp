@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Finishing a switch-native plan (port_order.cpp). Private to src/synth.
 

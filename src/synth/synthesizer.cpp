@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The synthesis driver: run the all-gather engine for every candidate (chunk count x matching
 // variant x unwinding degree x seed) in parallel, score each by its time on the real network, keep
 // the fastest, and assemble the requested collective from it.

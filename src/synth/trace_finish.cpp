@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What both all-gather engines share: their starting state, and the finishing of a trace (feeders
 // and the pruning of unforwarded relays).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Failure scenarios: removing NPUs and links, renumbering the survivors, and the connectivity
 // check that tells the user which pair of NPUs the failures cut apart.
 

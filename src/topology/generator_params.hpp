@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Private to the topology generators: reading and validating the parameters of a `generator`
 // object, and counting what a generator would build with saturating arithmetic, so that absurd

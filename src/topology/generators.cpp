@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Dispatch for the topology generators: finds the kind, rejects parameters it does not take, and
 // hands the object to the kind's builder (generators_grids.cpp, generators_switched.cpp,
 // generators_random.cpp).

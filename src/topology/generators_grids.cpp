@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Point-to-point generators: ring, fully_connected, mesh, torus, hypercube, hypercube_3d, hyperx.
 //
 // Link order, for reproducible link ids: NPU by NPU in id order, then dimension by dimension; each

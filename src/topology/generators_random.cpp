@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The random generator: a connected graph for property tests and robustness runs.
 //
 // Structure: a random recursive tree over the NPUs in a random order (connected by construction),

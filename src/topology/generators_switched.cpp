@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Generators with switches or hierarchy: switch, two_level_switch, ring_fc_switch, dragonfly,
 // hammingmesh, fat_tree, tree.
 //

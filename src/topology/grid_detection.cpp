@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Grid detection: the sizes of the dimensions are read off the links along NPU 0's axes, then the
 // whole link set is checked against that grid, so a detection is never a guess.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Typed reads of JSON fields that report problems by JSON pointer instead of throwing at the
 // first one, so a file's every mistake is listed in one run.

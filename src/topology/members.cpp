@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Member lists ("0,1,4-7") for collectives that run on a subset of the NPUs. Users write the ids
 // of their topology file, so the list is read in original ids and mapped to the current numbering.
 

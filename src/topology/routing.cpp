@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Routes for transfers between NPUs that are not neighbours.
 //
 // Shortest paths: because the hop count comes first in the key, the best path to a node at hop h

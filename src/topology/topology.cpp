@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/topology/topology.hpp"
 
 #include <bit>

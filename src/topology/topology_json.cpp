@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tenet/topology/topology_json.hpp"
 
 #include <algorithm>

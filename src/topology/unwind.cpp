@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Switch unwinding (TACOS Sec. IV-G) generalised from one switch to trees and graphs of switches:
 // the NPUs of each switch group are put on the Patarasuk-Yuan DFS ring, every NPU gets logical
 // links to the next `degree` NPUs on it, and each logical link is priced by the physical path it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The exact overlap sweep (see find_first_overlap in verify_internal.hpp).
 //
 // A set kept as (count, sum of keys) cannot say whether two sets intersect; a bitset over members

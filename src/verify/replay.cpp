@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The fast replays: one pass over the events in replay order, O(1) work per chunk a transfer
 // moves, no allocation per transfer.
 //

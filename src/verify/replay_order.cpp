@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Replay order, start-time checks and ancestry queries (see verify_internal.hpp).
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The survey: structural checks (everything decidable from one transfer at a time, before any data
 // moves), reported in transfer order so the first problem of the earliest bad transfer wins, plus
 // the facts later passes need, gathered in the same walk.

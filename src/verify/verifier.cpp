@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // verify_schedule: runs the passes of verify_internal.hpp and reports the first problem in replay
 // order.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The verifier's passes and what they share. verifier.hpp states the model; this file states how
 // it is computed.

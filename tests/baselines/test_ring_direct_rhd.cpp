@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ring, direct and rhd: every schedule verifies on a spread of topologies, the planned times match
 // the alpha-beta closed forms of the papers, and the ring embeddings keep their promises.
 

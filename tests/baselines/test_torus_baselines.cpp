@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swing, swing-latency, bucket and circulant: the index logic against the papers' definitions
 // (values derived by hand from them), every schedule verified on tori of every kind and on
 // non-tori, and the planned and simulated times against the papers' closed forms: bucket Eq. 3,

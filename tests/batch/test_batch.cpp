@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "../support/catch.hpp"
 
 #include <filesystem>

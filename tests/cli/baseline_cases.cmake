@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tenet baseline: summaries, closed-form times, JSON results, schedule files, not-applicable
 # answers and bad options.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tenet batch, batch merge and compare end to end.
 
 tenet_cli_test(batch_torus EXIT 0 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --size 1MiB --scenarios all-npus

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MSCCL XML: tenet synth and baseline -o x.xml write what the runtime loads; tenet verify x.xml checks
 # the load rules and executes the file; tenet simulate x.xml times it. Files under msccl/ are the
 # SPEC's example and hand-broken variants.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MSCCL++ execution plans: tenet synth, baseline and batch write .plan.json files; tenet verify
 # executes them; tenet simulate times them. plans/ under tests/mscclpp/data holds the SPEC's example.
 

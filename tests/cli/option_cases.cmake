@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Option values refused before any work, each with its exact message.
 
 set(T4 ${TOPOLOGIES}/torus-4x4.json)

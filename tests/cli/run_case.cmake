@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Runs the tenet binary once and checks its exit code and output. Invoked by CTest as
 #   cmake -DTENET=... -DARGS=a;b;c -DEXIT=2 [-DSTDERR=text] [-DSTDOUT=text] [-DNO_FILE=path]
 #         [-DWORKDIR=dir] [-DEMPTY_LAST=1] -P run_case.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tenet simulate: replays of schedule files, and the inputs it refuses.
 
 tenet_cli_test(simulate_table EXIT 0 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tenet synth: summaries, JSON results, schedule files, and bad options.
 
 tenet_cli_test(synth_torus EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --size 1MiB

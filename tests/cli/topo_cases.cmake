@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tenet topo generate / info, and the loader's messages as users see them.
 
 tenet_cli_test(help EXIT 0 ARGS --help STDOUT "Subcommands:")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Atomic writes: whole files or none, and no temporary file left by an interrupted run.
 
 #include "../support/catch.hpp"

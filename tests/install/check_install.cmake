@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installs the build into PREFIX and runs the installed tenet on the README's example.
 #   cmake -DBUILD_DIR=... -DPREFIX=... -DBINDIR=bin -DDATADIR=share -DMANDIR=share/man -P check_install.cmake
 file(REMOVE_RECURSE "${PREFIX}")

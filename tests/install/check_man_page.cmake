@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every subcommand that `tenet --help` lists (recursively) has a section in the man page, and every
 # long option of its --help appears in that section.
 #   cmake -DTENET=path/to/tenet -DMAN_PAGE=man/tenet.1 -P check_man_page.cmake

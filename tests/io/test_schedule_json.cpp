@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The schedule file: exact text, exact round trips, and one exact message per kind of mistake.
 
 #include "../support/catch.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The classic baselines written as MSCCL XML and executed: blocks of several chunks, exchanges
 // between pairs, peers that are not neighbours.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MSCCL XML as the runtime runs it: hand-built files timed by the runtime model (a send holds its
 // threadblock, FIFOs bound how far a sender runs ahead, large chunks run in slices), files
 // refused on a topology they do not fit, and synthesized schedules whose XML runs as planned on

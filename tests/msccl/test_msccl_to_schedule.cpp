@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MSCCL XML back to a Schedule for the simulator: the SPEC's ring and a hand-written 2-rank
 // all-reduce checked transfer by transfer, baselines simulated from their XML against their own
 // schedule, and files that cannot be converted rejected with their file and line.

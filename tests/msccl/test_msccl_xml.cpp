@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The MSCCL writer and checker: the SPEC's example byte for byte, every shipped small topology's
 // synthesized collectives written and executed, hand-broken files rejected with their messages, and
 // limits reported with a change that works.

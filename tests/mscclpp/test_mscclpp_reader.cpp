@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The plan reader: hand-broken variants of the SPEC's example refused with specific messages,
 // and plans timed against the schedules they were written from.
 

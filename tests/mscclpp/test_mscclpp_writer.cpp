@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MSCCL++ plans written from schedules: the SPEC's worked example byte for byte, and plans of
 // synthesized and baseline schedules on the small shipped topologies, each verified by executing
 // the written text.

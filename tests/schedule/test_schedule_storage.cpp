@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Column storage: lists stay 4 bytes a row until a row needs more, then every row reads back the
 // same; shared dependency lists; bulk extension; the time table.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The cut bound against answers worked out by hand, against a brute force over every node set of
 // small random networks, and against every schedule tenet makes on the small shipped topologies.
 

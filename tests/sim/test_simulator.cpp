@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The simulator against closed forms worked out on paper. Every schedule here is a real collective
 // that passes the verifier, so the times are of schedules tenet could emit. Bandwidths are in
 // GB/s, i.e. 1 GB/s = 1000 bytes per microsecond.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Catch2 2 (one header, catch2/catch.hpp) or Catch2 3 (a header per feature, Approx in namespace
 // Catch): test files include this instead, so they compile against either. Tests write Approx,
 // Catch::Contains and Catch::StartsWith (Catch2 2's spellings); add here what else they come to use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Property tests over seeded random switched networks: NPUs on one or two of a few switches, with
 // ports, switch-to-switch links and some direct NPU-to-NPU links of mixed bandwidths.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Grid detection: a torus or mesh written as plain links gets its layout back, anything else none.
 
 #include "../support/catch.hpp"

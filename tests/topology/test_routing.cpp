@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Routes on hand-checked graphs: the shorter way round a ring, dimension order on a torus, paths
 // through a switch, and every step of the tie-break (hops, then latency, then link ids).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Topology container itself: link lookup from either end, copies and moves.
 
 #include "../support/catch.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Failures, switch unwinding, member lists and the connectivity check, on topologies built by
 // hand so the expected ids, bandwidths and latencies can be checked on paper.
 

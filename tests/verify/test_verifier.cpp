@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The verifier on hand-written schedules: correct ones pass, and each hand-broken one is rejected
 // with its exact message. Topologies are built by hand so every time can be checked on paper:
 // links have 0.5 us latency and 1 GB/s (1000 bytes/us), chunks are 1000 bytes, so a hop is 1.5 us.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The verifier's parallel slices: large single-chunk schedules are replayed in slices of the
 // chunks, and a problem any slice sees is reported exactly as a single pass would report it.
 

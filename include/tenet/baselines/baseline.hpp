@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The classic algorithms, generated as Schedules on the user's topology so that they are verified
 // and simulated exactly like the synthesized one. Each lives in its own file, whose first comment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The index logic of the `bucket` baseline (Jain & Sabharwal, "Optimal Bucket Algorithms for
 // Large MPI Collectives on Torus Interconnects", Sec. 2.2 and Sec. 4, Algorithm 1), exposed for

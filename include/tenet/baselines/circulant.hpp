@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The index logic of the `circulant` baseline (Träff, Hunold, Vardas, Funk, "Uniform Algorithms
 // for Reduce-scatter and (most) other Collectives for MPI", Sec. III, reconstructing the

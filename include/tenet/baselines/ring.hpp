@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The logical ring the `ring` baseline runs on, exposed so that tests (and reports) can see how it
 // was embedded in the topology. See src/baselines/ring.cpp for the algorithm itself.

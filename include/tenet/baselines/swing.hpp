@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The index logic of the Swing baselines (De Sensi et al., "Swing: Short-cutting Rings for Higher
 // Bandwidth Allreduce"), exposed so that tests can check it against the paper's definitions. The

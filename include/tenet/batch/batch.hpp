@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // `tenet batch`: synthesize, verify and simulate a collective over many failure scenarios.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Failure scenarios for `tenet batch`: what fails in each, named so a user can find the row.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // One error family for everything a user can get wrong. The core throws; only the CLI prints and
 // maps to exit codes, so library callers (tests, batch runs) can catch and carry on.

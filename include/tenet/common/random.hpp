@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Deterministic randomness. std::uniform_int_distribution differs between standard libraries, so
 // tenet draws its own numbers: the same seed gives the same topology or schedule everywhere.

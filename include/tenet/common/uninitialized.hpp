@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // A vector whose resize leaves new elements of trivial types uninitialized. Columns of hundreds of
 // millions of entries are grown and then filled in parallel; zero-filling them first would touch

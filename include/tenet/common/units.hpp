@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The one place where units are converted. Bandwidth is GB/s with 1 GB = 1e9 bytes, time is
 // microseconds, sizes are bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // One evaluation path for every command (synth, baseline, compare, batch): make the schedule,
 // verify it, and time it on the real network, so one schedule gets one time wherever it is shown.

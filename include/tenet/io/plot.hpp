@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // SVG figures people read without the table: algorithm bandwidth against size (like Swing
 // Fig. 6), and link load per link (like TACOS Fig. 1). Plain SVG 1.1, no scripts, no fonts to

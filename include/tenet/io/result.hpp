@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The result object of DESIGN.md's JSON contract: one collective run by one algorithm.
 

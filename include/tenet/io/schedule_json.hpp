@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The schedule file (`tenet synth -o x.json`), read back by every other command.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // MSCCL algorithm XML (../shared/msccl/SPEC.md): tenet writes Schedules as files the MSCCL runtime
 // loads, and verifies such files by executing them on the CPU the way the runtime's interpreter

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // MSCCL++ JSON execution plans (../shared/mscclpp/SPEC.md): tenet writes Schedules as plans the
 // MSCCL++ executor loads, and verifies and times plans (its own or anyone's) by executing them

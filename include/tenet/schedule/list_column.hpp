@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // One short list of 32-bit ids per row (a transfer's chunks, a transfer's dependencies), stored
 // for hundreds of millions of rows.

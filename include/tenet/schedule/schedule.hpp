@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The one IR every producer (synthesizer, baselines) emits and every consumer (verifier,
 // simulator, MSCCL writer, reports) reads: a DAG of transfers over chunks.

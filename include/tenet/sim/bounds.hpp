@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Lower bounds on collective time (DESIGN.md): no schedule on this topology can beat them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Cut lower bounds (DESIGN.md "Lower bound"): a set S of nodes that holds some members but not all
 // lacks data that only the links into S can bring, so no schedule beats (bytes S lacks) / (bandwidth

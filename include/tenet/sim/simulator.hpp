@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The congestion-aware flow-level simulator (DESIGN.md, "Simulator", binding).
 //

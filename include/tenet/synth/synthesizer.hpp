@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The synthesizer: TACOS (Won et al., Sec. IV) made fast, deterministic and causal.
 //

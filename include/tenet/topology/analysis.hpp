@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Summary numbers of a topology: what `tenet topo info` prints and what the lower bounds use.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Generators for every topology the papers evaluate. One entry point takes the `generator` object
 // of a topology file (or the equivalent built by `tenet topo generate`), validates it, refuses

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Recognizing a torus or mesh written as plain links, so that files without a `layout` field get
 // dimension-order routing and the torus baselines (Swing, bucket) too.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Routes for transfers between NPUs that are not neighbours (baselines, the simulator).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The network: NPUs (data owners) and switches (forwarders) joined by directed links.
 //

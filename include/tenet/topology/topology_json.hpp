@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The topology file (DESIGN.md, "Topology file"): reading with full validation, and writing.
 

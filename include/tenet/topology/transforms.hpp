@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Transforms that derive one topology from another. Each returns a new Topology and never
 // mutates its input; NPU renumbering keeps Topology::original_npu_ids so every output can name

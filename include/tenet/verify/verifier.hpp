@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The oracle: every schedule tenet emits passes through here before anyone sees it.
 //
