@@ -26,9 +26,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double peak_memory_MiB() {
   rusage usage{};
@@ -94,8 +92,8 @@ int main(int argc, char** argv) {
     const Link& link = topology.link(0);
     const double closed = 2.0 * (p - 1) * link_time_us(schedule.chunk_bytes(), link.latency_us, link.bandwidth_GBps);
 
-    std::printf("%-14s %12s %14s %14s %12s %10s\n", "transfers", "simulate_s", "transfers/s", "time_us",
-                "/closed-1", "peak_MiB");
+    std::printf("%-14s %12s %14s %14s %12s %10s\n", "transfers", "simulate_s", "transfers/s", "time_us", "/closed-1",
+                "peak_MiB");
     for (const char* variant : {"planned links", "routed"}) {
       if (std::string(variant) == "routed") schedule.forget_links();
       started = Clock::now();

@@ -24,7 +24,8 @@ bool ranks_fit(const tenet::MscclProgram& program, const tenet::Topology& networ
   if (program.rank_to_npu.empty()) return static_cast<std::int64_t>(network.npu_count()) == program.ngpus;
   for (const tenet::NodeId file_id : program.rank_to_npu) {
     bool found = false;
-    for (tenet::NodeId npu = 0; npu < network.npu_count() && !found; ++npu) found = network.original_npu_id(npu) == file_id;
+    for (tenet::NodeId npu = 0; npu < network.npu_count() && !found; ++npu)
+      found = network.original_npu_id(npu) == file_id;
     if (!found) return false;
   }
   return true;

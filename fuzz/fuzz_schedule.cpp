@@ -20,7 +20,8 @@ namespace {
 
 const tenet::Topology& topology(int which) {
   static const tenet::Topology torus = tenet::load_topology(TENET_SOURCE_DIR "/topologies/torus-4x4.json");
-  static const tenet::Topology switched = tenet::load_topology(TENET_SOURCE_DIR "/topologies/two-level-switch-8x4.json");
+  static const tenet::Topology switched =
+      tenet::load_topology(TENET_SOURCE_DIR "/topologies/two-level-switch-8x4.json");
   return which == 0 ? torus : switched;
 }
 

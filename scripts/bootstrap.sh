@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs what tenet needs from Debian's packages (only what is missing), then builds it.
 #   scripts/bootstrap.sh          Release build of the tool alone (build/tenet)
-#   scripts/bootstrap.sh --test   the tool, its tests and benchmarks in build/, the same with the
+#   scripts/bootstrap.sh --test   checks the code's layout (clang-format), builds the tool, its tests
+#                                 and benchmarks in build/, the same with the
 #                                 sanitizers (ASan + UBSan) in build-asan/, then runs the whole test
 #                                 suite in both
 # Run as root or as a user with sudo. Safe to run again: it only does what is left to do.
@@ -11,6 +12,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build libboost-graph-dev libcli11-dev nlohmann-json3-dev libtbb-dev catch2
           libpugixml-dev)
+# The test run also checks the code's layout (scripts/check_format.sh).
+[ "${1:-}" = "--test" ] && packages+=(clang-format)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -30,6 +33,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTENET_WARNINGS_AS_ERRO
 if [ $testing = OFF ]; then
   cmake --build build -j "$jobs" --target tenet
 else
+  echo "== layout (clang-format) =="
+  scripts/check_format.sh
   # -O1 without debug info: the sanitizers still see everything, and the build is half as long.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DTENET_SANITIZE=ON -DTENET_BUILD_BENCHMARKS=OFF \
         -DBUILD_TESTING=ON -DTENET_WARNINGS_AS_ERRORS=ON >/dev/null

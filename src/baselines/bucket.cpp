@@ -90,13 +90,15 @@ StepPlan bucket_plan(const std::vector<std::uint32_t>& dims) {
       }
       const std::uint32_t size = dims[ring_dim];
       for (std::uint32_t node = 0; node < nodes; ++node) {
-        for (std::size_t d = 0; d < dims.size(); ++d) coords[d] = static_cast<std::uint32_t>(node / stride[d] % dims[d]);
+        for (std::size_t d = 0; d < dims.size(); ++d)
+          coords[d] = static_cast<std::uint32_t>(node / stride[d] % dims[d]);
         for (std::uint32_t half = 0; half < 2; ++half) {
           const bool clockwise = half == 0;
           const std::uint32_t lane = 2 * color + half;
           const std::uint32_t next = bucket::ring_next(coords[ring_dim], size, clockwise);
-          const std::uint32_t peer = static_cast<std::uint32_t>(
-              node + (static_cast<std::int64_t>(next) - coords[ring_dim]) * static_cast<std::int64_t>(stride[ring_dim]));
+          const std::uint32_t peer =
+              static_cast<std::uint32_t>(node + (static_cast<std::int64_t>(next) - coords[ring_dim]) *
+                                                    static_cast<std::int64_t>(stride[ring_dim]));
           for (std::uint32_t step = 0; step + 1 < size; ++step) {
             const std::uint32_t target = bucket::ring_bucket(coords[ring_dim], step, size, clockwise);
             // The bucket: blocks at `target` along the ring, at the node's coordinates in the

@@ -181,9 +181,7 @@ BaselineResult generate_circulant(const Topology& topology, const Collective& co
     case CollectiveKind::kReduceScatter:
       emitter.emit(baselines::reduce_scatter_plan(p), TransferKind::kReduce, false);
       break;
-    case CollectiveKind::kAllGather:
-      emitter.emit(baselines::all_gather_plan(p), TransferKind::kCopy, false);
-      break;
+    case CollectiveKind::kAllGather: emitter.emit(baselines::all_gather_plan(p), TransferKind::kCopy, false); break;
     case CollectiveKind::kAllReduce:
       emitter.emit(baselines::reduce_scatter_plan(p), TransferKind::kReduce, false);
       emitter.emit(baselines::all_gather_plan(p), TransferKind::kCopy, false);

@@ -30,8 +30,8 @@ BaselineResult generate_direct(const Topology& topology, const Collective& colle
   const std::uint64_t transfers = std::uint64_t{p} * (p - 1) * (all_reduce ? 2 : 1);
   if (transfers > kMaxBaselineTransfers) return too_many_transfers("direct", p, transfers);
   if (all_reduce && p > kMaxDirectAllReduceMembers) {
-    return not_applicable("direct all-reduce on " + std::to_string(p) + " members has p(p-1)^2 = " +
-                          std::to_string(std::uint64_t{p} * (p - 1) * (p - 1)) +
+    return not_applicable("direct all-reduce on " + std::to_string(p) +
+                          " members has p(p-1)^2 = " + std::to_string(std::uint64_t{p} * (p - 1) * (p - 1)) +
                           " dependencies (each all-gather send waits on every reduction into its source); it is "
                           "generated for at most " +
                           std::to_string(kMaxDirectAllReduceMembers) + " members");

@@ -155,9 +155,9 @@ BaselineResult generate_rhd(const Topology& topology, const Collective& collecti
   ScheduleBuilder builder(topology, collective, "rhd", 1);
   const std::uint32_t p = builder.member_count();
   if (!std::has_single_bit(p)) {
-    builder.note("rhd on " + std::to_string(p) + " members (not a power of two): " +
-                 std::to_string(p - std::bit_floor(p)) + " pairs fold into " + std::to_string(std::bit_floor(p)) +
-                 " active members and unfold at the end");
+    builder.note("rhd on " + std::to_string(p) +
+                 " members (not a power of two): " + std::to_string(p - std::bit_floor(p)) + " pairs fold into " +
+                 std::to_string(std::bit_floor(p)) + " active members and unfold at the end");
   }
   Rhd(builder).run(collective.kind);
   return builder.finish();

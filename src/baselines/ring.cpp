@@ -196,8 +196,8 @@ class RingGenerator {
     const std::vector<NodeId>& members = builder.members();
     member_of_.resize(m_);
     for (std::size_t i = 0; i < m_; ++i) {
-      member_of_[i] = static_cast<std::uint32_t>(std::lower_bound(members.begin(), members.end(), order[i]) -
-                                                 members.begin());
+      member_of_[i] =
+          static_cast<std::uint32_t>(std::lower_bound(members.begin(), members.end(), order[i]) - members.begin());
     }
     // last_[d][i]: the transfer that last wrote into position i in direction d.
     last_.assign(directions_.size(), std::vector<TransferId>(m_, kNone));

@@ -57,12 +57,8 @@ void StepEmitter::barrier() {
 
 void StepEmitter::emit_collective(const StepPlan& plan, CollectiveKind collective, bool barrier_between) {
   switch (collective) {
-    case CollectiveKind::kReduceScatter:
-      emit(plan, TransferKind::kReduce, false);
-      break;
-    case CollectiveKind::kAllGather:
-      emit(plan, TransferKind::kCopy, true);
-      break;
+    case CollectiveKind::kReduceScatter: emit(plan, TransferKind::kReduce, false); break;
+    case CollectiveKind::kAllGather: emit(plan, TransferKind::kCopy, true); break;
     case CollectiveKind::kAllReduce:
       emit(plan, TransferKind::kReduce, false);
       emit(plan, TransferKind::kCopy, true, barrier_between);
@@ -85,8 +81,8 @@ void StepEmitter::emit(const StepPlan& plan, TransferKind kind, bool reversed, b
   for (std::uint32_t position = 0; position < steps; ++position) {
     const std::uint32_t index = reversed ? steps - 1 - position : position;
     // Read backwards, the barrier that preceded step i follows it: it now precedes step i - 1.
-    const bool merge = position == 0 ? barrier_first
-                                     : (reversed ? plan.barrier_before(index + 1) : plan.barrier_before(index));
+    const bool merge =
+        position == 0 ? barrier_first : (reversed ? plan.barrier_before(index + 1) : plan.barrier_before(index));
     if (merge) barrier();
     emitted.clear();
     for (const PlannedTransfer& planned : plan.step(index)) {

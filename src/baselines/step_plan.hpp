@@ -81,10 +81,16 @@ class StepEmitter {
 
  private:
   void barrier();
-  std::vector<TransferId>& pending(std::uint32_t lane, std::uint32_t member) { return pending_[lane * members_ + member]; }
+  std::vector<TransferId>& pending(std::uint32_t lane, std::uint32_t member) {
+    return pending_[lane * members_ + member];
+  }
   std::vector<TransferId>& sent(std::uint32_t lane, std::uint32_t member) { return sent_[lane * members_ + member]; }
-  std::vector<TransferId>& history(std::uint32_t lane, std::uint32_t member) { return history_[lane * members_ + member]; }
-  std::vector<TransferId>& sticky(std::uint32_t lane, std::uint32_t member) { return sticky_[lane * members_ + member]; }
+  std::vector<TransferId>& history(std::uint32_t lane, std::uint32_t member) {
+    return history_[lane * members_ + member];
+  }
+  std::vector<TransferId>& sticky(std::uint32_t lane, std::uint32_t member) {
+    return sticky_[lane * members_ + member];
+  }
 
   ScheduleBuilder& builder_;
   std::uint32_t lanes_;

@@ -223,7 +223,8 @@ StepPlan swing_plan(const std::vector<std::uint32_t>& dims, bool reverse_time) {
 
   for (std::uint32_t part = 0; part < parts; ++part) {
     const bool mirrored = part >= used.size();
-    std::vector<swing::DimensionStep> sequence = swing::step_order(dims, part % static_cast<std::uint32_t>(used.size()));
+    std::vector<swing::DimensionStep> sequence =
+        swing::step_order(dims, part % static_cast<std::uint32_t>(used.size()));
     if (reverse_time) std::reverse(sequence.begin(), sequence.end());
     // slot[d][sigma]: when this collective runs step sigma of dimension d.
     std::vector<std::vector<std::uint32_t>> slot(dims.size());
@@ -279,9 +280,11 @@ StepPlan swing_plan(const std::vector<std::uint32_t>& dims, bool reverse_time) {
         auto first = order.begin() + start[t];
         auto last = order.begin() + start[t + 1];
         // Usually one peer per slot; only an odd dimension's extra coordinate has several.
-        const bool one_peer = std::all_of(first, last, [&](std::uint32_t b) { return block_peer[b] == block_peer[*first]; });
+        const bool one_peer =
+            std::all_of(first, last, [&](std::uint32_t b) { return block_peer[b] == block_peer[*first]; });
         if (!one_peer) {
-          std::stable_sort(first, last, [&](std::uint32_t a, std::uint32_t b) { return block_peer[a] < block_peer[b]; });
+          std::stable_sort(first, last,
+                           [&](std::uint32_t a, std::uint32_t b) { return block_peer[a] < block_peer[b]; });
         }
         while (first != last) {
           const std::uint32_t peer = block_peer[*first];
@@ -317,8 +320,9 @@ std::uint32_t part_count(const std::vector<std::uint32_t>& dims) {
 void note_odd(ScheduleBuilder& builder, const std::vector<std::uint32_t>& dims) {
   for (std::uint32_t size : dims) {
     if (size > 1 && size % 2 == 1) {
-      builder.note("odd dimension size: its last coordinate exchanges blocks directly with halving groups of the "
-                   "others (Swing Sec. 3.2)");
+      builder.note(
+          "odd dimension size: its last coordinate exchanges blocks directly with halving groups of the "
+          "others (Swing Sec. 3.2)");
       return;
     }
   }

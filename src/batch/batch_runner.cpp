@@ -78,7 +78,8 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   Evaluation synthesized = evaluate_synth(degraded, collective, options.synth, bound);
   outcome.synth = std::move(synthesized.result);
   const nlohmann::json extra = outcome.synth.extra;
-  outcome.synth.extra = {{"unwind_degree", extra["unwind_degree"]}, {"chunks_per_npu", extra["chunks_per_npu"]},
+  outcome.synth.extra = {{"unwind_degree", extra["unwind_degree"]},
+                         {"chunks_per_npu", extra["chunks_per_npu"]},
                          {"switches", extra["switches"]}};
   if (!outcome.synth.verified) {
     outcome.status = "synthesized schedule failed verification: " + synthesized.verify_error;

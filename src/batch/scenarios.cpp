@@ -24,7 +24,8 @@ using nlohmann::json;
 std::vector<std::pair<NodeId, NodeId>> cables_of(const Topology& topology) {
   std::vector<std::pair<NodeId, NodeId>> cables;
   cables.reserve(topology.link_count());
-  for (const Link& link : topology.links()) cables.emplace_back(std::min(link.src, link.dst), std::max(link.src, link.dst));
+  for (const Link& link : topology.links())
+    cables.emplace_back(std::min(link.src, link.dst), std::max(link.src, link.dst));
   std::sort(cables.begin(), cables.end());
   cables.erase(std::unique(cables.begin(), cables.end()), cables.end());
   return cables;
@@ -75,11 +76,13 @@ std::vector<Scenario> random_scenarios(const std::string& spec, const Topology& 
   const std::uint64_t k = parse_count(parts[1], "K (failures per scenario)", option, spec);
   const std::uint64_t m = parse_count(parts[2], "M (scenarios)", option, spec);
   const std::uint64_t seed = parts.size() == 4 ? parse_count(parts[3], "SEED", option, spec) : 1;
-  const std::vector<std::pair<NodeId, NodeId>> cables = npus ? std::vector<std::pair<NodeId, NodeId>>{} : cables_of(topology);
+  const std::vector<std::pair<NodeId, NodeId>> cables =
+      npus ? std::vector<std::pair<NodeId, NodeId>>{} : cables_of(topology);
   const std::uint64_t available = npus ? topology.npu_count() : cables.size();
   if (k < 1 || k > available) {
-    throw InputError("", option, "'" + spec + "': K must be from 1 to " + std::to_string(available) + " (the " +
-                                     (npus ? "NPUs" : "cables") + " of the topology)");
+    throw InputError("", option,
+                     "'" + spec + "': K must be from 1 to " + std::to_string(available) + " (the " +
+                         (npus ? "NPUs" : "cables") + " of the topology)");
   }
   if (m < 1 || m > 100000) throw InputError("", option, "'" + spec + "': M must be from 1 to 100000");
   std::vector<Scenario> scenarios;
@@ -137,7 +140,8 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
     }
     json_fields::reject_unknown_keys(entry, at, {"name", "failed", "members", "comment"}, problems);
     Scenario scenario;
-    if (entry.contains("name")) scenario.name = json_fields::read_string(entry["name"], at + "/name", problems).value_or("");
+    if (entry.contains("name"))
+      scenario.name = json_fields::read_string(entry["name"], at + "/name", problems).value_or("");
     if (scenario.name.empty()) scenario.name = "scenario-" + std::to_string(i);
     if (scenario.name == "healthy" || !names.insert(scenario.name).second) {
       problems.add(at + "/name", "'" + scenario.name + "' is used twice (\"healthy\" is the reference row's name)");
@@ -151,7 +155,8 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
           if (failed["npus"][j].is_string()) {
             problems.add(pointer, "a switch cannot fail as an NPU; list its cables in failed/links");
           } else if (auto node = read_node(failed["npus"][j], pointer)) {
-            if (std::find(scenario.failed_npus.begin(), scenario.failed_npus.end(), *node) != scenario.failed_npus.end()) {
+            if (std::find(scenario.failed_npus.begin(), scenario.failed_npus.end(), *node) !=
+                scenario.failed_npus.end()) {
               problems.add(pointer, "NPU " + failed["npus"][j].dump() + " is listed twice");
             } else {
               scenario.failed_npus.push_back(*node);
@@ -172,8 +177,8 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
           if (!a || !b) continue;
           // As in a topology file's failed links: a cable that is not there is a typo, not a no-op.
           if (!topology.has_link(*a, *b) && !topology.has_link(*b, *a)) {
-            problems.add(pointer, "there is no link between " + pair[0].dump() + " and " + pair[1].dump() +
-                                      " in the topology");
+            problems.add(pointer,
+                         "there is no link between " + pair[0].dump() + " and " + pair[1].dump() + " in the topology");
             continue;
           }
           const std::pair<NodeId, NodeId> cable(std::min(*a, *b), std::max(*a, *b));
@@ -193,7 +198,8 @@ std::vector<Scenario> file_scenarios(const std::string& path, const Topology& to
         for (std::size_t j = 0; j < entry["members"].size(); ++j) {
           const std::string pointer = at + "/members/" + std::to_string(j);
           if (entry["members"][j].is_string()) {
-            problems.add(pointer, "switch '" + entry["members"][j].get<std::string>() + "' cannot be a member: only NPUs own data");
+            problems.add(pointer, "switch '" + entry["members"][j].get<std::string>() +
+                                      "' cannot be a member: only NPUs own data");
           } else if (auto node = read_node(entry["members"][j], pointer)) {
             if (std::find(scenario.members.begin(), scenario.members.end(), *node) != scenario.members.end()) {
               problems.add(pointer, "NPU " + entry["members"][j].dump() + " is listed twice");
@@ -243,8 +249,10 @@ std::vector<Scenario> make_scenarios(const std::string& spec, const Topology& to
     std::string message = "unknown scenarios '" + spec + "'";
     const std::string suggestion = closest_match(spec, {"all-npus", "all-links"});
     if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
-    throw InputError("", option, message + "; expected all-npus, all-links, random-links:K:M[:SEED], "
-                                           "random-npus:K:M[:SEED] or a scenarios .json file");
+    throw InputError("", option,
+                     message +
+                         "; expected all-npus, all-links, random-links:K:M[:SEED], "
+                         "random-npus:K:M[:SEED] or a scenarios .json file");
   }
   return scenarios;
 }

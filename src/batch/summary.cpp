@@ -16,11 +16,17 @@ using nlohmann::json;
 constexpr const char* kFormat = "tenet-batch-summary";
 
 json identity_json(const BatchIdentity& identity) {
-  return {{"topology", identity.topology},         {"topology_fingerprint", identity.fingerprint},
-          {"collective", identity.collective},     {"size_bytes", identity.size_bytes},
-          {"chunks_per_npu", identity.chunks_per_npu}, {"switches", identity.switches}, {"seed", identity.seed},
-          {"policy", identity.policy},             {"scenarios", identity.scenarios},
-          {"scenario_count", identity.scenario_count}, {"baselines", identity.baselines}};
+  return {{"topology", identity.topology},
+          {"topology_fingerprint", identity.fingerprint},
+          {"collective", identity.collective},
+          {"size_bytes", identity.size_bytes},
+          {"chunks_per_npu", identity.chunks_per_npu},
+          {"switches", identity.switches},
+          {"seed", identity.seed},
+          {"policy", identity.policy},
+          {"scenarios", identity.scenarios},
+          {"scenario_count", identity.scenario_count},
+          {"baselines", identity.baselines}};
 }
 
 /// Worst first: scenarios that could not run, then the largest slowdown, then scenario order.
@@ -89,7 +95,8 @@ json scenario_row(const ScenarioOutcome& outcome, const Topology& healthy) {
 
 json batch_summary(const BatchIdentity& identity, const std::string& shard, json rows) {
   sort_rows(rows);
-  return {{"format", kFormat}, {"version", 1}, {"batch", identity_json(identity)}, {"shard", shard}, {"scenarios", rows}};
+  return {
+      {"format", kFormat}, {"version", 1}, {"batch", identity_json(identity)}, {"shard", shard}, {"scenarios", rows}};
 }
 
 std::string summary_csv(const json& summary) {
@@ -113,8 +120,8 @@ std::string summary_csv(const json& summary) {
     auto get = [&](const char* key) { return ok && row.contains(key) ? csv_field(row[key]) : std::string(); };
     text += csv_field(row["scenario"]) + "," + csv_field(row["status"]) + "," + npus + "," + links + "," + get("npus") +
             "," + get("time_us") + "," + get("algbw_GBps") + "," + get("lower_bound_us") + "," +
-            get("lower_bound_term") + "," + get("time_over_lower_bound") + "," + get("slowdown") +
-            "," + get("verified") + "," + get("best_baseline") + "," + get("speedup_over_best_baseline") + "\n";
+            get("lower_bound_term") + "," + get("time_over_lower_bound") + "," + get("slowdown") + "," +
+            get("verified") + "," + get("best_baseline") + "," + get("speedup_over_best_baseline") + "\n";
   }
   return text;
 }
@@ -125,7 +132,8 @@ namespace {
 /// lost (an edited or truncated summary) would otherwise vanish from the merged sweep unnoticed.
 void check_shard_rows(const json& summary, const std::string& path, std::uint32_t index, std::uint32_t count) {
   const json& total = summary["batch"].contains("scenario_count") ? summary["batch"]["scenario_count"] : json();
-  if (!total.is_number_unsigned()) throw InputError(path, "/batch/scenario_count", "missing: the sweep's scenario count");
+  if (!total.is_number_unsigned())
+    throw InputError(path, "/batch/scenario_count", "missing: the sweep's scenario count");
   const std::uint64_t scenario_count = total.get<std::uint64_t>();
   const json& scenarios = summary["scenarios"];
   if (!scenarios.is_array()) throw InputError(path, "/scenarios", "must be an array of scenario rows");
@@ -138,19 +146,18 @@ void check_shard_rows(const json& summary, const std::string& path, std::uint32_
     }
     const std::uint64_t i = row["index"].get<std::uint64_t>();
     if (i >= scenario_count || i % count != index) {
-      throw InputError(path, pointer, "scenario " + std::to_string(i) + " does not belong to shard " +
-                                          std::to_string(index) + "/" + std::to_string(count) + " of " +
-                                          std::to_string(scenario_count) + " scenarios");
+      throw InputError(path, pointer,
+                       "scenario " + std::to_string(i) + " does not belong to shard " + std::to_string(index) + "/" +
+                           std::to_string(count) + " of " + std::to_string(scenario_count) + " scenarios");
     }
     if (!listed.insert(i).second) throw InputError(path, pointer, "scenario " + std::to_string(i) + " is listed twice");
   }
   for (std::uint64_t i = index; i < scenario_count; i += count) {
     if (!listed.count(i)) {
-      throw InputError(path, "/scenarios", "the row of scenario " + std::to_string(i) + " is missing (shard " +
-                                               std::to_string(index) + "/" + std::to_string(count) + " holds " +
-                                               std::to_string(listed.size()) + " of its " +
-                                               std::to_string((scenario_count - index + count - 1) / count) +
-                                               " scenarios)");
+      throw InputError(path, "/scenarios",
+                       "the row of scenario " + std::to_string(i) + " is missing (shard " + std::to_string(index) +
+                           "/" + std::to_string(count) + " holds " + std::to_string(listed.size()) + " of its " +
+                           std::to_string((scenario_count - index + count - 1) / count) + " scenarios)");
     }
   }
 }
@@ -178,11 +185,13 @@ json merge_batch_summaries(const std::vector<std::string>& folders) {
       merged = {{"format", kFormat}, {"version", 1}, {"batch", summary["batch"]}, {"shard", "all"}};
       expected_count = count;
     } else if (summary["batch"] != merged["batch"]) {
-      throw InputError(path, "/batch", "comes from a different sweep than " + folders.front() +
-                                           "/summary.json (topology, collective, size, seed, scenarios or baselines differ)");
+      throw InputError(path, "/batch",
+                       "comes from a different sweep than " + folders.front() +
+                           "/summary.json (topology, collective, size, seed, scenarios or baselines differ)");
     } else if (count != expected_count) {
-      throw InputError(path, "/shard", "is shard " + shard + " but " + folders.front() + " is one of " +
-                                           std::to_string(expected_count) + " shards");
+      throw InputError(
+          path, "/shard",
+          "is shard " + shard + " but " + folders.front() + " is one of " + std::to_string(expected_count) + " shards");
     }
     if (!seen.insert(index).second) throw InputError(path, "/shard", "shard " + shard + " is given twice");
     check_shard_rows(summary, path, index, count);

@@ -10,10 +10,10 @@
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/evaluate/evaluate.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
-#include "tenet/evaluate/evaluate.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -57,8 +57,9 @@ void run_baseline(const BaselineCommandOptions& options) {
   if (!report.applicable) {
     // Asked for a file, the user would be left with none (or a stale one): that is an error.
     if (!options.output.path.empty()) {
-      throw InputError("", "--algorithm", options.algorithm + " does not apply here, so there is nothing to write to " +
-                                              options.output.path + ": " + report.reason);
+      throw InputError("", "--algorithm",
+                       options.algorithm + " does not apply here, so there is nothing to write to " +
+                           options.output.path + ": " + report.reason);
     }
     // Not applying is an answer, not an error: say why and succeed.
     if (options.json) {
@@ -86,8 +87,9 @@ void run_baseline(const BaselineCommandOptions& options) {
   } else {
     Table facts({options.algorithm, heading}, false);
     if (topology.layout.is_grid()) facts.add_row({"layout", topology.layout.describe()});
-    facts.add_row({"time", format_time_us(report.time_us) + (file.runtime.empty() ? " (simulated: routed over the topology, links shared)"
-                                                                                 : " (its " + file.runtime + " as the runtime runs it)")});
+    facts.add_row({"time", format_time_us(report.time_us) +
+                               (file.runtime.empty() ? " (simulated: routed over the topology, links shared)"
+                                                     : " (its " + file.runtime + " as the runtime runs it)")});
     add_written_rows(facts, file, schedule_time_us);
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
     facts.add_row({"lower bound", bound_summary(bound, report.time_us, "time")});

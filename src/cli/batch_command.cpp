@@ -17,8 +17,8 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
-#include "tenet/msccl/msccl.hpp"
 #include "tenet/io/schedule_json.hpp"
+#include "tenet/msccl/msccl.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -100,9 +100,10 @@ void prepare_out_dir(const std::string& folder, bool force, const std::vector<st
   }
   if (std::filesystem::is_directory(folder, code) && !std::filesystem::is_empty(folder, code)) {
     if (!force) {
-      throw InputError(folder, "", "--out-dir: the folder is not empty (an earlier sweep's files would mix with this "
-                                   "one's); give a new or empty folder, or --force to remove its .json, .xml and "
-                                   ".csv files first");
+      throw InputError(folder, "",
+                       "--out-dir: the folder is not empty (an earlier sweep's files would mix with this "
+                       "one's); give a new or empty folder, or --force to remove its .json, .xml and "
+                       ".csv files first");
     }
     std::vector<std::filesystem::path> stale;
     for (const auto& entry : std::filesystem::directory_iterator(folder, code)) {
@@ -110,8 +111,9 @@ void prepare_out_dir(const std::string& folder, bool force, const std::vector<st
       if (!entry.is_regular_file() || (extension != ".json" && extension != ".xml" && extension != ".csv")) continue;
       for (const std::string& input : inputs) {
         if (!input.empty() && std::filesystem::equivalent(entry.path(), input, code)) {
-          throw InputError(folder, "", "--out-dir: the folder holds the input file " + input +
-                                           "; --force would remove it, give another folder");
+          throw InputError(
+              folder, "",
+              "--out-dir: the folder holds the input file " + input + "; --force would remove it, give another folder");
         }
       }
       stale.push_back(entry.path());
@@ -138,7 +140,8 @@ std::string write_msccl_xml(const std::string& path, const Schedule& schedule, c
 }
 
 /// The same for an MSCCL++ plan.
-std::string write_plan(const std::string& path, const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+std::string write_plan(const std::string& path, const Schedule& schedule, const Topology& topology,
+                       const MscclppOptions& options) {
   std::string reason;
   const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, options, reason);
   if (!text) {
@@ -155,7 +158,8 @@ std::string write_plan(const std::string& path, const Schedule& schedule, const 
 std::string write_best_file(const ScheduleOutput& output, const Schedule& synthesized, double synth_time_us,
                             const std::vector<NamedSchedule>& baselines, const Topology& topology) {
   std::vector<BestCandidate> candidates{{"synth", &synthesized, synth_time_us}};
-  for (const NamedSchedule& baseline : baselines) candidates.push_back({baseline.algorithm, &baseline.schedule, baseline.time_us});
+  for (const NamedSchedule& baseline : baselines)
+    candidates.push_back({baseline.algorithm, &baseline.schedule, baseline.time_us});
   const std::string file = output.path.substr(output.path.find_last_of('/') + 1);
   try {
     const BestWritten written = write_best(output, candidates, topology);
@@ -185,7 +189,8 @@ void print_summary_table(const nlohmann::json& summary) {
                    format_time_us(row["time_us"].get<double>()), fixed(row["algbw_GBps"].get<double>(), 2),
                    format_time_us(bound), row.value("lower_bound_term", std::string("-")),
                    bound > 0.0 ? fixed(row["time_us"].get<double>() / bound, 3) : "-",
-                   fixed(row["slowdown"].get<double>(), 3), has_baseline ? row["best_baseline"].get<std::string>() : "-",
+                   fixed(row["slowdown"].get<double>(), 3),
+                   has_baseline ? row["best_baseline"].get<std::string>() : "-",
                    has_baseline ? fixed(row["speedup_over_best_baseline"].get<double>(), 2) + "x" : "-",
                    row["verified"].get<bool>() ? "yes" : "NO"});
   }
@@ -207,15 +212,19 @@ void emit(const nlohmann::json& summary, bool json, bool csv) {
 }
 
 void run_batch_command(const BatchCommandOptions& options) {
-  if (options.collective.topology.empty()) throw InputError("", "--topology", "is required (the healthy topology file)");
+  if (options.collective.topology.empty())
+    throw InputError("", "--topology", "is required (the healthy topology file)");
   if (options.scenarios.empty()) throw InputError("", "--scenarios", "is required, e.g. all-npus");
   if (options.json && options.csv) throw InputError("", "--csv", "give --json or --csv, not both");
-  if (options.xml && options.out_dir.empty()) throw InputError("", "--xml", "needs --out-dir, the folder the .xml files go to");
+  if (options.xml && options.out_dir.empty())
+    throw InputError("", "--xml", "needs --out-dir, the folder the .xml files go to");
   if (options.mscclpp && options.out_dir.empty()) {
     throw InputError("", "--mscclpp", "needs --out-dir, the folder the .plan.json files go to");
   }
-  if (options.best && options.out_dir.empty()) throw InputError("", "--best", "needs --out-dir, the folder the files go to");
-  if (options.best && options.baselines == "none") throw InputError("", "--best", "compares with the baselines; --baselines none leaves none");
+  if (options.best && options.out_dir.empty())
+    throw InputError("", "--best", "needs --out-dir, the folder the files go to");
+  if (options.best && options.baselines == "none")
+    throw InputError("", "--best", "compares with the baselines; --baselines none leaves none");
   MscclWriteOptions msccl = msccl_write_options(options.msccl);
   msccl.seed = options.seed;
   const MscclppOptions plan_options = mscclpp_write_options(options.mscclpp_options);
@@ -234,10 +243,11 @@ void run_batch_command(const BatchCommandOptions& options) {
   batch.collective = loaded.collective;
   const Topology& healthy = loaded.topology;
   const std::vector<Scenario> scenarios = make_scenarios(options.scenarios, healthy, "--scenarios");
-  if (options.force && options.out_dir.empty()) throw InputError("", "--force", "needs --out-dir, the folder it clears");
+  if (options.force && options.out_dir.empty())
+    throw InputError("", "--force", "needs --out-dir, the folder it clears");
   if (!options.out_dir.empty()) {
-    const bool scenario_file = options.scenarios.size() > 5 &&
-                               options.scenarios.compare(options.scenarios.size() - 5, 5, ".json") == 0;
+    const bool scenario_file =
+        options.scenarios.size() > 5 && options.scenarios.compare(options.scenarios.size() - 5, 5, ".json") == 0;
     prepare_out_dir(options.out_dir, options.force,
                     {options.collective.topology, scenario_file ? options.scenarios : std::string()});
   }
@@ -342,38 +352,42 @@ void run_merge(const MergeOptions& options) {
 
 void register_batch_command(CLI::App& app) {
   auto options = std::make_shared<BatchCommandOptions>();
-  CLI::App* batch = app.add_subcommand(
-      "batch",
-      "Synthesize, verify and simulate a collective over many failure scenarios (in parallel), and\n"
-      "report what each costs against the healthy topology and the best classic algorithm");
+  CLI::App* batch =
+      app.add_subcommand("batch",
+                         "Synthesize, verify and simulate a collective over many failure scenarios (in parallel), and\n"
+                         "report what each costs against the healthy topology and the best classic algorithm");
   batch->add_option("-t,--topology", options->collective.topology, "Healthy topology file (JSON)");
-  batch->add_option("-c,--collective", options->collective.collective, "allgather, reducescatter or allreduce (default allreduce)");
+  batch->add_option("-c,--collective", options->collective.collective,
+                    "allgather, reducescatter or allreduce (default allreduce)");
   batch->add_option("--size", options->collective.size, "Collective size n, e.g. 64MiB (default 64MiB)");
   batch->add_option("--chunks-per-npu", options->collective.chunks_per_npu,
                     "Chunks per NPU: auto (default: the fastest of 1, 2, 4, 8) or 1 to 65536");
   batch->add_option("--scenarios", options->scenarios,
                     "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
-  batch->add_option("--baselines", options->baselines, "Baselines simulated per scenario: a list, all (default) or none");
+  batch->add_option("--baselines", options->baselines,
+                    "Baselines simulated per scenario: a list, all (default) or none");
   add_switch_options(batch, options->switches, options->unwind_degree);
-  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)")
-      ->check(not_negative());
+  batch->add_option("--seed", options->seed, "Synthesis seed (default 1)")->check(not_negative());
   batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
   batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");
   batch->add_option("--out-dir", options->out_dir, "Write each scenario's schedule and summary.json/summary.csv here");
   batch->add_flag("--force", options->force,
                   "With --out-dir: use a folder that is not empty, removing the .json, .xml and .csv files of an "
                   "earlier sweep first");
-  batch->add_flag("--xml", options->xml,
-                  "With --out-dir, also write each scenario's schedule as an MSCCL algorithm (SCENARIO.xml); a schedule "
-                  "MSCCL cannot express gets a note in its summary row instead");
+  batch->add_flag(
+      "--xml", options->xml,
+      "With --out-dir, also write each scenario's schedule as an MSCCL algorithm (SCENARIO.xml); a schedule "
+      "MSCCL cannot express gets a note in its summary row instead");
   add_msccl_options(batch, options->msccl, "the --xml files");
-  batch->add_flag("--mscclpp", options->mscclpp,
-                  "With --out-dir, also write each scenario's schedule as an MSCCL++ execution plan (SCENARIO.plan.json); a "
-                  "schedule that does not fit MSCCL++'s limits gets a note in its summary row instead");
+  batch->add_flag(
+      "--mscclpp", options->mscclpp,
+      "With --out-dir, also write each scenario's schedule as an MSCCL++ execution plan (SCENARIO.plan.json); a "
+      "schedule that does not fit MSCCL++'s limits gets a note in its summary row instead");
   add_mscclpp_options(batch, options->mscclpp_options, "the --mscclpp files");
-  batch->add_flag("--best", options->best,
-                  "With --out-dir, each scenario's files (.json, and .xml / .plan.json when asked) hold the algorithm whose "
-                  "file runs fastest there, synthesized or baseline; the summary row notes when that is a baseline");
+  batch->add_flag(
+      "--best", options->best,
+      "With --out-dir, each scenario's files (.json, and .xml / .plan.json when asked) hold the algorithm whose "
+      "file runs fastest there, synthesized or baseline; the summary row notes when that is a baseline");
   batch->add_flag("--json", options->json, "Print the summary as one JSON document");
   batch->add_flag("--csv", options->csv, "Print the summary as CSV");
   add_threads_option(batch, options->threads);

@@ -16,7 +16,8 @@ namespace tenet::cli {
 namespace {
 
 /// The candidate's file and its time; empty text with `reason` when it cannot be written.
-std::string file_of(const ScheduleOutput& output, const BestCandidate& candidate, const Topology& topology, BestFileTime& time) {
+std::string file_of(const ScheduleOutput& output, const BestCandidate& candidate, const Topology& topology,
+                    BestFileTime& time) {
   const Schedule& schedule = *candidate.schedule;
   try {
     if (output.plan()) {
@@ -41,7 +42,8 @@ std::string file_of(const ScheduleOutput& output, const BestCandidate& candidate
 
 }  // namespace
 
-BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandidate>& candidates, const Topology& topology) {
+BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandidate>& candidates,
+                       const Topology& topology) {
   BestWritten best;
   std::string best_text;
   for (const BestCandidate& candidate : candidates) {
@@ -58,9 +60,11 @@ BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandi
   }
   if (best_text.empty()) {
     std::string reasons;
-    for (const BestFileTime& time : best.candidates) reasons += (reasons.empty() ? "" : "; ") + time.algorithm + ": " + time.reason;
+    for (const BestFileTime& time : best.candidates)
+      reasons += (reasons.empty() ? "" : "; ") + time.algorithm + ": " + time.reason;
     if (candidates.empty()) reasons = "no algorithm applies and verifies";
-    throw InputError("", "--output", "'" + output.path + "': no compared algorithm can be written in this format (" + reasons + ")");
+    throw InputError("", "--output",
+                     "'" + output.path + "': no compared algorithm can be written in this format (" + reasons + ")");
   }
   write_file_atomically(output.path, best_text);
   return best;
@@ -70,11 +74,16 @@ nlohmann::json best_written_json(const std::string& path, const BestWritten& wri
   nlohmann::json candidates = nlohmann::json::array();
   for (const BestFileTime& time : written.candidates) {
     nlohmann::json object = {{"algorithm", time.algorithm}, {"schedule_time_us", time.schedule_time_us}};
-    if (time.reason.empty()) object["file_time_us"] = time.file_time_us;
-    else object["reason"] = time.reason;
+    if (time.reason.empty())
+      object["file_time_us"] = time.file_time_us;
+    else
+      object["reason"] = time.reason;
     candidates.push_back(std::move(object));
   }
-  return {{"path", path}, {"algorithm", written.algorithm}, {"file_time_us", written.file_time_us}, {"candidates", candidates}};
+  return {{"path", path},
+          {"algorithm", written.algorithm},
+          {"file_time_us", written.file_time_us},
+          {"candidates", candidates}};
 }
 
 }  // namespace tenet::cli

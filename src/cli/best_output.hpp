@@ -36,7 +36,8 @@ struct BestWritten {
 /// Writes the candidate whose file runs fastest to output.path (atomically) and says which, with
 /// every candidate's file time. Ties go to the earlier candidate. InputError naming --output when
 /// no candidate can be written in that format.
-BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandidate>& candidates, const Topology& topology);
+BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandidate>& candidates,
+                       const Topology& topology);
 
 /// The JSON object of a BestWritten ("output" of compare --json).
 nlohmann::json best_written_json(const std::string& path, const BestWritten& written);

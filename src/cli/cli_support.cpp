@@ -2,8 +2,8 @@
 #include "cli_support.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -36,7 +36,7 @@ std::string Table::render() const {
     for (std::size_t c = 0; c < width.size(); ++c) {
       const std::string cell = c < cells.size() ? cells[c] : "";
       const std::string padding(width[c] - cell.size(), ' ');
-            if (c == 0) {
+      if (c == 0) {
         line += cell + padding;
       } else {
         line += numbers_ ? "  " + padding + cell : "  " + cell + padding;
@@ -78,7 +78,8 @@ std::unique_ptr<tbb::global_control> limit_threads(int threads) {
 
 void add_collective_options(CLI::App* command, CollectiveOptions& options, bool chunks) {
   command->add_option("-t,--topology", options.topology, "Topology file (JSON)")->required();
-  command->add_option("-c,--collective", options.collective, "allgather, reducescatter or allreduce (default allreduce)");
+  command->add_option("-c,--collective", options.collective,
+                      "allgather, reducescatter or allreduce (default allreduce)");
   command->add_option("--size", options.size, "Collective size n, e.g. 64MiB or 1GB (default 64MiB)");
   command->add_option("--members", options.members,
                       "Run a sub-collective among these NPUs (file ids), e.g. 0-3,8; the others only forward");
@@ -89,16 +90,20 @@ void add_collective_options(CLI::App* command, CollectiveOptions& options, bool 
 }
 
 void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t& unwind_degree) {
-  command->add_option("--switches", switches,
-                      "How switches are planned on: auto (default: switch-native plans, and unwound ones small enough\n"
-                      "to score, the fastest on the real switches wins), native (on the physical links only) or unwind\n"
-                      "(the TACOS paper's point-to-point unwinding, for comparison)");
-  command->add_option("--unwind-degree", unwind_degree,
-                      "With --switches unwind: the unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
+  command->add_option(
+      "--switches", switches,
+      "How switches are planned on: auto (default: switch-native plans, and unwound ones small enough\n"
+      "to score, the fastest on the real switches wins), native (on the physical links only) or unwind\n"
+      "(the TACOS paper's point-to-point unwinding, for comparison)");
+  command
+      ->add_option(
+          "--unwind-degree", unwind_degree,
+          "With --switches unwind: the unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
       ->check(CLI::Range(0u, 4096u));
 }
 
-SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches, std::uint32_t unwind_degree) {
+SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches,
+                               std::uint32_t unwind_degree) {
   SynthOptions options;
   options.auto_chunks = loaded.auto_chunks;
   if (switches == "auto") {
@@ -126,9 +131,11 @@ void check_unwind_degree(const Topology& topology, std::uint32_t degree, const s
   std::uint32_t applied = 0;
   unwind_switches(topology, static_cast<int>(std::min<std::uint32_t>(degree, 1u << 30)), true, &applied);
   if (applied < degree) {
-    throw InputError("", option, std::to_string(degree) + " is more links than an NPU can get: the largest switch "
-                                 "group has " + std::to_string(applied + 1) + " NPUs, so the degree goes up to " +
-                                 std::to_string(applied));
+    throw InputError("", option,
+                     std::to_string(degree) +
+                         " is more links than an NPU can get: the largest switch "
+                         "group has " +
+                         std::to_string(applied + 1) + " NPUs, so the degree goes up to " + std::to_string(applied));
   }
 }
 
@@ -143,8 +150,9 @@ LoadedCollective load_collective(const CollectiveOptions& options) {
     const bool digits = !text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
     const unsigned long value = digits ? std::stoul(text) : 0;
     if (value < 1 || value > kMaxChunksPerNpu) {
-      throw InputError("", "--chunks-per-npu", "'" + text + "' is not a chunk count; expected auto or a whole number from 1 to " +
-                                                   std::to_string(kMaxChunksPerNpu));
+      throw InputError("", "--chunks-per-npu",
+                       "'" + text + "' is not a chunk count; expected auto or a whole number from 1 to " +
+                           std::to_string(kMaxChunksPerNpu));
     }
     collective.chunks_per_npu = static_cast<std::uint32_t>(value);
   }
@@ -203,7 +211,8 @@ std::uint32_t parse_channels(const std::string& text) {
   std::uint32_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc{} || end != text.data() + text.size() || value < 1 || value > 32) {
-    throw InputError("", "--channels", "'" + text + "': auto or a whole number of channels from 1 to 32 (the runtime's channels)");
+    throw InputError("", "--channels",
+                     "'" + text + "': auto or a whole number of channels from 1 to 32 (the runtime's channels)");
   }
   return value;
 }
@@ -219,8 +228,9 @@ MscclWriteOptions msccl_write_options(const MscclOutputOptions& options) {
 bool ScheduleOutput::xml() const { return ends_with(path, ".xml"); }
 
 void add_schedule_output_options(CLI::App* command, ScheduleOutput& output) {
-  command->add_option("-o,--output", output.path,
-                      "Write the schedule (.json), an MSCCL algorithm (.xml) or an MSCCL++ execution plan (.plan.json)")
+  command
+      ->add_option("-o,--output", output.path,
+                   "Write the schedule (.json), an MSCCL algorithm (.xml) or an MSCCL++ execution plan (.plan.json)")
       ->check(non_empty_path());
   add_msccl_options(command, output.msccl, "the .xml");
   add_mscclpp_options(command, output.mscclpp, "the .plan.json");
@@ -228,8 +238,10 @@ void add_schedule_output_options(CLI::App* command, ScheduleOutput& output) {
 
 void check_schedule_output(const ScheduleOutput& output, const std::vector<std::string>& inputs) {
   if (!output.path.empty() && !output.xml() && !ends_with(output.path, ".json")) {
-    throw InputError("", "--output", "'" + output.path +
-                                         "': tenet writes schedules as .json, MSCCL algorithms as .xml and MSCCL++ plans as .plan.json");
+    throw InputError(
+        "", "--output",
+        "'" + output.path +
+            "': tenet writes schedules as .json, MSCCL algorithms as .xml and MSCCL++ plans as .plan.json");
   }
   msccl_write_options(output.msccl);
   mscclpp_write_options(output.mscclpp);
@@ -251,8 +263,9 @@ void check_output_path(const std::string& path, const std::string& option, const
   for (const std::string& input : inputs) {
     // equivalent() sees through relative paths, symbolic and hard links; false when either is missing.
     if (!input.empty() && std::filesystem::equivalent(path, input, code)) {
-      throw InputError("", option, "'" + path + "' is the input file " + input +
-                                       "; tenet does not overwrite its input (choose another name)");
+      throw InputError(
+          "", option,
+          "'" + path + "' is the input file " + input + "; tenet does not overwrite its input (choose another name)");
     }
   }
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
@@ -327,16 +340,19 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
   WrittenFile file;
   if (output.plan()) {
     std::string reason;
-    const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp), reason);
-    if (!text) throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as an MSCCL++ plan: " + reason);
+    const std::optional<std::string> text =
+        schedule_to_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp), reason);
+    if (!text)
+      throw InputError("", "--output",
+                       "'" + output.path + "': the schedule cannot be written as an MSCCL++ plan: " + reason);
     file.runtime = "MSCCL++ plan";
-    file.time_us = simulate(topology, mscclpp_plan_to_schedule(*text, output.path, topology, schedule.size_bytes())).time_us;
+    file.time_us =
+        simulate(topology, mscclpp_plan_to_schedule(*text, output.path, topology, schedule.size_bytes())).time_us;
     write_file_atomically(output.path, *text);
     return file;
   }
   if (!output.xml()) {
-    write_file_atomically(output.path,
-                          [&](std::ostream& out) { write_schedule_text(out, schedule, topology); });
+    write_file_atomically(output.path, [&](std::ostream& out) { write_schedule_text(out, schedule, topology); });
     return file;
   }
   MscclWriteOptions options = msccl_write_options(output.msccl);
@@ -346,14 +362,16 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
     written = write_msccl_xml(schedule, topology, options);
   } catch (const InputError& error) {
     // The writer names the limit; the user needs to know which of their options ran into it.
-    throw InputError("", "--output", "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + problem_messages(error));
+    throw InputError("", "--output",
+                     "'" + output.path + "': the schedule cannot be written as MSCCL XML: " + problem_messages(error));
   }
   write_file_atomically(output.path, written.text);
   file.runtime = "MSCCL XML";
   file.time_us = written.time_us;
   const double schedule_time_us = simulate(topology, schedule).time_us;
   file.layout = written_layout(written, schedule_time_us);
-  file.facts = {{"msccl_channels", written.channels}, {"msccl_fused_forwards", written.fused},
+  file.facts = {{"msccl_channels", written.channels},
+                {"msccl_fused_forwards", written.fused},
                 {"msccl_port_order", written.schedule_order}};
   if (written.serialized_lanes > 0) {
     file.facts["msccl_serialized_lanes"] = written.serialized_lanes;
@@ -372,8 +390,8 @@ void apply_written_file(CollectiveResult& report, const WrittenFile& file) {
 
 void add_written_rows(Table& facts, const WrittenFile& file, double schedule_time_us) {
   if (file.runtime.empty()) return;
-  facts.add_row({"schedule", format_time_us(schedule_time_us) + " on the real network; the time above is its " + file.runtime +
-                                 " as the runtime runs it"});
+  facts.add_row({"schedule", format_time_us(schedule_time_us) + " on the real network; the time above is its " +
+                                 file.runtime + " as the runtime runs it"});
   if (!file.layout.empty()) facts.add_row({"msccl layout", file.layout});
 }
 

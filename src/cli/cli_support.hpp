@@ -12,15 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <tbb/global_control.h>
 
+#include "mscclpp_cli.hpp"
 #include "tenet/collective.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/io/result.hpp"
-#include "tenet/synth/synthesizer.hpp"
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/bounds.hpp"
+#include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/topology.hpp"
-#include "mscclpp_cli.hpp"
 
 namespace tenet::cli {
 
@@ -75,7 +75,6 @@ struct CollectiveOptions {
 /// Adds -t/--topology, -c/--collective, --size, --members and (when `chunks`) --chunks-per-npu.
 void add_collective_options(CLI::App* command, CollectiveOptions& options, bool chunks);
 
-
 /// The topology and the collective the options describe; InputError for anything wrong.
 struct LoadedCollective {
   Topology topology;
@@ -89,7 +88,8 @@ void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t&
 
 /// The synthesizer's options that every synthesizing command shares, from the loaded collective
 /// (automatic chunk count) and the --switches / --unwind-degree values.
-SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches, std::uint32_t unwind_degree);
+SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches,
+                               std::uint32_t unwind_degree);
 
 /// Refuses a switch unwinding degree above what any switch group allows (its NPUs - 1), which would
 /// otherwise be capped silently and reported as asked.

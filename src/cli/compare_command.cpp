@@ -14,9 +14,9 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/evaluate/evaluate.hpp"
 #include "tenet/io/plot.hpp"
 #include "tenet/io/result.hpp"
-#include "tenet/evaluate/evaluate.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
 
@@ -69,8 +69,9 @@ struct Row {
 
 Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective,
             const LowerBound& bound, const SynthOptions& synth_options, bool heatmap, bool keep_schedule) {
-  Evaluation evaluation = algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
-                                               : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms");
+  Evaluation evaluation = algorithm == "synth"
+                              ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
+                              : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms");
   Row row{std::move(evaluation.result), {}, {}};
   for (const LinkLoad& load : evaluation.link_loads) row.link_bytes.push_back(load.bytes);
   if (keep_schedule) row.schedule = std::move(evaluation.schedule);
@@ -78,12 +79,13 @@ Row run_one(const std::string& algorithm, const Topology& topology, const Collec
 }
 
 /// -o: the verified algorithm whose file runs fastest, written.
-BestWritten write_best_of(const CompareOptions& options, const std::vector<std::string>& algorithms, const std::vector<Row>& rows,
-                          const Topology& topology) {
+BestWritten write_best_of(const CompareOptions& options, const std::vector<std::string>& algorithms,
+                          const std::vector<Row>& rows, const Topology& topology) {
   std::vector<BestCandidate> candidates;
   for (std::size_t a = 0; a < algorithms.size(); ++a) {
     const Row& row = rows[a];
-    if (row.result.applicable && row.result.verified) candidates.push_back({algorithms[a], &row.schedule, row.result.time_us});
+    if (row.result.applicable && row.result.verified)
+      candidates.push_back({algorithms[a], &row.schedule, row.result.time_us});
   }
   return write_best(options.output, candidates, topology);
 }
@@ -116,8 +118,10 @@ void run_compare(const CompareOptions& options) {
   const Diameter diameter = compute_diameter(topology, loaded.collective.members);
   // The binding cut does not depend on the size: found once for the whole sweep.
   const CutBound cut = collective_cut_bound(topology, loaded.collective);
-  if (!options.heatmap.empty() && std::find(algorithms.begin(), algorithms.end(), options.heatmap_algorithm) == algorithms.end()) {
-    throw InputError("", "--heatmap-algorithm", "'" + options.heatmap_algorithm + "' is not among the compared algorithms");
+  if (!options.heatmap.empty() &&
+      std::find(algorithms.begin(), algorithms.end(), options.heatmap_algorithm) == algorithms.end()) {
+    throw InputError("", "--heatmap-algorithm",
+                     "'" + options.heatmap_algorithm + "' is not among the compared algorithms");
   }
 
   std::vector<std::vector<Row>> table(sizes.size());
@@ -127,7 +131,8 @@ void run_compare(const CompareOptions& options) {
     collective.size_bytes = sizes[s];
     bounds[s] = lower_bound(topology, collective, diameter, cut);
     for (const std::string& algorithm : algorithms) {
-      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(), write));
+      table[s].push_back(
+          run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(), write));
     }
   }
 
@@ -163,7 +168,8 @@ void run_compare(const CompareOptions& options) {
       nlohmann::json object = result_to_json(row.result);
       if (row.result.applicable) {
         object["slowdown_vs_best"] = row.result.time_us / best;
-        object["winner"] = row.result.verified && !row.result.extra.contains("not_written") && row.result.time_us == best;
+        object["winner"] =
+            row.result.verified && !row.result.extra.contains("not_written") && row.result.time_us == best;
       }
       results.push_back(object);
     }
@@ -189,15 +195,16 @@ void run_compare(const CompareOptions& options) {
     if (!row.result.applicable) {
       throw InputError("", "--heatmap-algorithm", options.heatmap_algorithm + " does not apply: " + row.result.reason);
     }
-    write_file_atomically(options.heatmap,
-                          link_heatmap_svg(topology, row.link_bytes,
-                                           options.heatmap_algorithm + " " + collective_name(loaded.collective.kind) +
-                                               " of " + format_size(sizes.back()) + " on " + topology.name +
-                                               ": bytes per link"));
+    write_file_atomically(
+        options.heatmap,
+        link_heatmap_svg(topology, row.link_bytes,
+                         options.heatmap_algorithm + " " + collective_name(loaded.collective.kind) + " of " +
+                             format_size(sizes.back()) + " on " + topology.name + ": bytes per link"));
   }
 
   if (options.json) {
-    nlohmann::json document = {{"topology", topology.name}, {"collective", collective_name(loaded.collective.kind)}, {"results", results}};
+    nlohmann::json document = {
+        {"topology", topology.name}, {"collective", collective_name(loaded.collective.kind)}, {"results", results}};
     if (written) document["output"] = best_written_json(options.output.path, *written);
     print_json(document);
     return;
@@ -234,7 +241,8 @@ void run_compare(const CompareOptions& options) {
   std::cout << "\n";
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     const LowerBound& bound = bounds[s];
-    std::cout << "\n" << format_size(sizes[s]) << ": lower bound " << format_time_us(bound.total_us) << ", "
+    std::cout << "\n"
+              << format_size(sizes[s]) << ": lower bound " << format_time_us(bound.total_us) << ", "
               << bound.binding_name() << " binds; " << bound_terms_text(bound) << "\n";
     Table out({"algorithm", "time", "algbw GB/s", "time/bound", "vs best", "verified"});
     std::vector<std::string> reasons;
@@ -247,20 +255,21 @@ void run_compare(const CompareOptions& options) {
       }
       out.add_row({std::string(r["winner"].get<bool>() ? "* " : "  ") + algorithms[a],
                    format_time_us(r["time_us"].get<double>()), fixed(r["algbw_GBps"].get<double>(), 2),
-                   fixed(r["time_over_lower_bound"].get<double>(), 3), fixed(r["slowdown_vs_best"].get<double>(), 2) + "x",
-                   r["verified"].get<bool>() ? "yes" : "NO"});
+                   fixed(r["time_over_lower_bound"].get<double>(), 3),
+                   fixed(r["slowdown_vs_best"].get<double>(), 2) + "x", r["verified"].get<bool>() ? "yes" : "NO"});
     }
     std::cout << out.render();
     for (const std::string& reason : reasons) std::cout << "  n/a " << reason << "\n";
   }
   if (written) {
-    std::cout << "\nwrote " << options.output.path << ": " << written->algorithm << ", the fastest " << file_kind(options.output)
-              << " (" << format_time_us(written->file_time_us) << ")\n";
+    std::cout << "\nwrote " << options.output.path << ": " << written->algorithm << ", the fastest "
+              << file_kind(options.output) << " (" << format_time_us(written->file_time_us) << ")\n";
     Table files({"algorithm", "schedule", "file", "file/schedule"});
     for (const BestFileTime& time : written->candidates) {
       const bool chosen = time.algorithm == written->algorithm;
       if (!time.reason.empty()) {
-        files.add_row({"  " + time.algorithm, format_time_us(time.schedule_time_us), "not written: " + time.reason, ""});
+        files.add_row(
+            {"  " + time.algorithm, format_time_us(time.schedule_time_us), "not written: " + time.reason, ""});
         continue;
       }
       files.add_row({std::string(chosen ? "* " : "  ") + time.algorithm, format_time_us(time.schedule_time_us),
@@ -285,8 +294,7 @@ void register_compare_command(CLI::App& app) {
   compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB")
       ->excludes("--size");
   compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
-  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)")
-      ->check(not_negative());
+  compare->add_option("--seed", options->seed, "Synthesis seed (default 1)")->check(not_negative());
   add_switch_options(compare, options->switches, options->unwind_degree);
   compare->add_flag("--json", options->json, "Print one JSON document");
   compare->add_flag("--csv", options->csv, "Print CSV");

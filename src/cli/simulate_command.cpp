@@ -14,9 +14,9 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
-#include "tenet/msccl/msccl.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/io/schedule_json.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/analysis.hpp"
@@ -54,10 +54,7 @@ std::string link_text(const Topology& topology, LinkId id) {
   return text;
 }
 
-
-bool is_xml(const std::string& path) {
-  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
-}
+bool is_xml(const std::string& path) { return path.size() >= 4 && path.compare(path.size() - 4, 4, ".xml") == 0; }
 
 /// A schedule file's transfers, and whether the file is a correct collective.
 struct LoadedFile {
@@ -74,12 +71,14 @@ LoadedFile load_json(const std::string& path, const Topology& topology) {
 }
 
 /// An MSCCL algorithm, for `size` bytes (0: the size tenet's comment says it was made for).
-LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint64_t size, const std::vector<NodeId>& members) {
+LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint64_t size,
+                    const std::vector<NodeId>& members) {
   const std::string text = read_file(path);
   const MscclProgram program = parse_msccl_xml(text, path);
   if (size == 0 && !program.size_bytes) {
-    throw InputError("", "--size", "is required for '" + path +
-                                       "': the file does not say which collective size it was made for, e.g. --size 64MiB");
+    throw InputError("", "--size",
+                     "is required for '" + path +
+                         "': the file does not say which collective size it was made for, e.g. --size 64MiB");
   }
   Schedule schedule = msccl_to_schedule(program, topology, size != 0 ? size : *program.size_bytes, path, members);
   // The file, not its conversion, is what the runtime runs: it is verified by executing it.
@@ -105,11 +104,11 @@ void run_simulate(const SimulateOptions& options) {
   if (!options.members.empty() && !is_xml(options.schedule)) {
     throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
   }
-  const std::vector<NodeId> members = options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
-  const LoadedFile file =
-      is_plan_path(options.schedule) ? load_plan(options.schedule, topology, size)
-      : is_xml(options.schedule)     ? load_xml(options.schedule, topology, size, members)
-                                     : load_json(options.schedule, topology);
+  const std::vector<NodeId> members =
+      options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
+  const LoadedFile file = is_plan_path(options.schedule) ? load_plan(options.schedule, topology, size)
+                          : is_xml(options.schedule)     ? load_xml(options.schedule, topology, size, members)
+                                                         : load_json(options.schedule, topology);
   const Schedule& loaded = file.schedule;
   std::optional<Schedule> scaled;
   if (size != 0 && size != loaded.size_bytes()) scaled = loaded.resized(size);
@@ -161,12 +160,9 @@ void run_simulate(const SimulateOptions& options) {
                        {"busy_us", sim.links[id].busy_us},
                        {"utilization", utilization(id)}});
   }
-  report.extra = {{"topology", topology.name},
-                  {"chunks_per_npu", schedule.chunks_per_member()},
-                  {"gamma_us_per_byte", options.gamma},
-                  {"max_link_bytes", sim.max_link_bytes},
-                  {"links_used", links_used},
-                  {"busiest_links", busiest},
+  report.extra = {{"topology", topology.name},          {"chunks_per_npu", schedule.chunks_per_member()},
+                  {"gamma_us_per_byte", options.gamma}, {"max_link_bytes", sim.max_link_bytes},
+                  {"links_used", links_used},           {"busiest_links", busiest},
                   {"simulation_ms", simulation_ms}};
   if (file.planned) report.extra["planned_time_us"] = loaded.planned_time_us();
   if (scaled) report.extra["schedule_size_bytes"] = loaded.size_bytes();
@@ -186,7 +182,8 @@ void run_simulate(const SimulateOptions& options) {
     facts.add_row({"lower bound", bound_summary(bound, sim.time_us)});
     facts.add_row({"bound terms", bound_terms_text(bound)});
     if (scaled) {
-      facts.add_row({"planned time", format_time_us(loaded.planned_time_us()) + " (at " + format_size(loaded.size_bytes()) + ")"});
+      facts.add_row({"planned time",
+                     format_time_us(loaded.planned_time_us()) + " (at " + format_size(loaded.size_bytes()) + ")"});
     } else if (file.planned) {
       facts.add_row({"planned time", format_time_us(loaded.planned_time_us())});
     }
@@ -205,7 +202,8 @@ void run_simulate(const SimulateOptions& options) {
     if (!order.empty()) {
       Table links({"busiest links", "bytes", "busy", "utilization"});
       for (LinkId id : order) {
-        links.add_row({link_text(topology, id), format_size(static_cast<std::uint64_t>(std::llround(sim.links[id].bytes))),
+        links.add_row({link_text(topology, id),
+                       format_size(static_cast<std::uint64_t>(std::llround(sim.links[id].bytes))),
                        format_time_us(sim.links[id].busy_us), fixed(100.0 * utilization(id), 1) + "%"});
       }
       std::cout << "\n" << links.render();
@@ -225,12 +223,14 @@ void register_simulate_command(CLI::App& app) {
       "fair sharing of link bandwidth); print its time, algorithm bandwidth, lower bound and link loads");
   simulate_command->add_option("-t,--topology", options->topology, "Topology file (JSON)")->required();
   simulate_command
-      ->add_option("SCHEDULE", options->schedule,
-                   "Schedule file written by tenet synth or baseline -o (.json), an MSCCL algorithm (.xml) or an MSCCL++ "
-                   "plan (.plan.json)")
+      ->add_option(
+          "SCHEDULE", options->schedule,
+          "Schedule file written by tenet synth or baseline -o (.json), an MSCCL algorithm (.xml) or an MSCCL++ "
+          "plan (.plan.json)")
       ->required();
-  simulate_command->add_option("--members", options->members,
-                               "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
+  simulate_command->add_option(
+      "--members", options->members,
+      "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
   simulate_command->add_option("--size", options->size,
                                "Simulate the same schedule for another collective size, e.g. 1GiB (an .xml without "
                                "tenet's comment needs it; a .plan.json defaults to 64MiB)");

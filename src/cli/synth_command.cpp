@@ -9,8 +9,8 @@
 #include "cli_support.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
-#include "tenet/io/result.hpp"
 #include "tenet/evaluate/evaluate.hpp"
+#include "tenet/io/result.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
 
@@ -41,8 +41,8 @@ void run_synth(const SynthCommandOptions& options) {
   synth_options.restarts = options.restarts;
 
   const bool show_progress = stderr_is_terminal() && !options.json;
-  const std::string what = "synthesizing " + collective_name(collective.kind) + " on " +
-                           std::to_string(topology.npu_count()) + " NPUs";
+  const std::string what =
+      "synthesizing " + collective_name(collective.kind) + " on " + std::to_string(topology.npu_count()) + " NPUs";
   if (show_progress) {
     std::cerr << what << "...\r" << std::flush;
     synth_options.progress = [&what](double done) {
@@ -75,8 +75,10 @@ void run_synth(const SynthCommandOptions& options) {
                               topology.name + ", " + std::to_string(report.npus) + " NPUs"},
                 false);
     std::string time = format_time_us(report.time_us);
-    if (!file.runtime.empty()) time += " (its " + file.runtime + " as the runtime runs it)";
-    else if (topology.switch_count() > 0) time += " (replayed on the real switches)";
+    if (!file.runtime.empty())
+      time += " (its " + file.runtime + " as the runtime runs it)";
+    else if (topology.switch_count() > 0)
+      time += " (replayed on the real switches)";
     facts.add_row({"time", time});
     add_written_rows(facts, file, schedule_time_us);
     facts.add_row({"algorithm bandwidth", fixed(report.algbw_GBps(), 2) + " GB/s"});
@@ -87,7 +89,8 @@ void run_synth(const SynthCommandOptions& options) {
       std::string switches = extra["switches"].get<std::string>();
       if (extra.contains("unwound_plan_us")) {
         switches += " (its plan on the unwound links: " + format_time_us(extra["unwound_plan_us"].get<double>()) + ")";
-        if (extra["winning_rule"] == "tacos" && options.policy != "tacos") switches += "; the paper's matching rule won";
+        if (extra["winning_rule"] == "tacos" && options.policy != "tacos")
+          switches += "; the paper's matching rule won";
       } else {
         switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
       }

@@ -103,12 +103,20 @@ nlohmann::json scalar_or_list(const std::string& text, const std::string& option
 
 /// Rewrites the generator's JSON pointers ("/dims/1") into the options the user typed.
 InputError as_option_error(const InputError& error) {
-  static const std::vector<std::pair<std::string, std::string>> kOptionOf = {
-      {"kind", "KIND"},         {"npus", "--npus"},         {"dims", "--dims"},
-      {"dimension", "--dimension"}, {"board", "--board"},   {"fanout", "--fanout"},
-      {"spines", "--spines"},   {"degree", "--degree"},     {"seed", "--seed"},
-      {"switches", "--switches"}, {"heterogeneous", "--heterogeneous"},
-      {"bidirectional", "--unidirectional"}, {"bandwidth_GBps", "--bandwidth"}, {"latency_us", "--latency"}};
+  static const std::vector<std::pair<std::string, std::string>> kOptionOf = {{"kind", "KIND"},
+                                                                             {"npus", "--npus"},
+                                                                             {"dims", "--dims"},
+                                                                             {"dimension", "--dimension"},
+                                                                             {"board", "--board"},
+                                                                             {"fanout", "--fanout"},
+                                                                             {"spines", "--spines"},
+                                                                             {"degree", "--degree"},
+                                                                             {"seed", "--seed"},
+                                                                             {"switches", "--switches"},
+                                                                             {"heterogeneous", "--heterogeneous"},
+                                                                             {"bidirectional", "--unidirectional"},
+                                                                             {"bandwidth_GBps", "--bandwidth"},
+                                                                             {"latency_us", "--latency"}};
   std::vector<InputProblem> problems;
   for (InputProblem problem : error.problems()) {
     const std::string& where = problem.where;
@@ -263,8 +271,8 @@ void run_info(const InfoOptions& options) {
   facts.add_row({"link latency", range_text(stats.link_latency_us, " us", 2)});
   facts.add_row({"NPU ingress", range_text(stats.npu_ingress_GBps, " GB/s", 1)});
   facts.add_row({"diameter", std::string(stats.diameter.exact ? "" : ">= ") + std::to_string(stats.diameter.hops) +
-                                 " hops, " + (stats.diameter.exact ? "" : ">= ") +
-                                 fixed(stats.diameter.latency_us, 2) + " us"});
+                                 " hops, " + (stats.diameter.exact ? "" : ">= ") + fixed(stats.diameter.latency_us, 2) +
+                                 " us"});
   std::cout << facts.render() << "\nlower bounds for " << format_size(size) << " (" << size << " B)";
   if (!members.empty()) std::cout << " among " << members.size() << " members";
   std::cout << ":\n";
@@ -302,8 +310,9 @@ void run_unwind(const UnwindOptions& options) {
   }
   write_file_atomically(options.output, text);
   std::cerr << "wrote " << options.output << ": " << unwound.npu_count() << " NPUs, " << unwound.link_count()
-            << " directed links (" << topology.switch_count() << (topology.switch_count() == 1 ? " switch" : " switches")
-            << " unwound at degree " << options.degree << ")\n";
+            << " directed links (" << topology.switch_count()
+            << (topology.switch_count() == 1 ? " switch" : " switches") << " unwound at degree " << options.degree
+            << ")\n";
 }
 
 }  // namespace
@@ -343,14 +352,14 @@ void register_topo_command(CLI::App& app) {
   generate->callback([generate_options] { run_generate(*generate_options); });
 
   auto info_options = std::make_shared<InfoOptions>();
-  CLI::App* info = topo->add_subcommand(
-      "info", "Summarize a topology file: counts, degrees, bandwidths, diameter, and the lower bounds of\n"
-              "all-gather, reduce-scatter and all-reduce for --size");
+  CLI::App* info =
+      topo->add_subcommand("info",
+                           "Summarize a topology file: counts, degrees, bandwidths, diameter, and the lower bounds of\n"
+                           "all-gather, reduce-scatter and all-reduce for --size");
   info->add_option("TOPOLOGY", info_options->topology, "Topology file (JSON)")->required();
   info->add_option("--size", info_options->size, "Collective size for the lower bounds, e.g. 64MiB (default 1GiB)");
   info->add_flag("--json", info_options->json, "Print one JSON document instead of the table");
-  info->add_option("--members", info_options->members,
-                   "Bound a sub-collective of these NPUs (file ids), e.g. 0,1,4-7");
+  info->add_option("--members", info_options->members, "Bound a sub-collective of these NPUs (file ids), e.g. 0,1,4-7");
   add_threads_option(info, info_options->threads);
   info->callback([info_options] { run_info(*info_options); });
 
@@ -364,8 +373,7 @@ void register_topo_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   unwind->add_flag("--unidirectional", unwind_options->unidirectional,
                    "At degree 1, a one-way ring instead of a bidirectional one");
-  unwind->add_option("-o,--output", unwind_options->output, "Output file (default: stdout)")
-      ->check(non_empty_path());
+  unwind->add_option("-o,--output", unwind_options->output, "Output file (default: stdout)")->check(non_empty_path());
   unwind->callback([unwind_options] { run_unwind(*unwind_options); });
 }
 

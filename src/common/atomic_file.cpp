@@ -141,7 +141,8 @@ void write_file_atomically(const std::string& path, const std::function<void(std
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
-  write_file_atomically(path, [&](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
+  write_file_atomically(
+      path, [&](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
 }
 
 std::string read_file(const std::string& path) {

@@ -42,9 +42,7 @@ std::string format_problem(const std::string& source, const InputProblem& proble
 }
 
 InputError::InputError(std::string source, std::vector<InputProblem> problems)
-    : std::runtime_error(render_all(source, problems)),
-      source_(std::move(source)),
-      problems_(std::move(problems)) {}
+    : std::runtime_error(render_all(source, problems)), source_(std::move(source)), problems_(std::move(problems)) {}
 
 InputError::InputError(std::string source, std::string where, std::string message)
     : InputError(std::move(source), std::vector<InputProblem>{{std::move(where), std::move(message)}}) {}
@@ -60,7 +58,8 @@ void ProblemList::throw_if_any() const {
   if (unlisted_at_) {
     listed.push_back({*unlisted_at_, "more problems not listed; fix the ones above first"});
   } else if (added_ > problems_.size()) {
-    listed.push_back({"", std::to_string(added_ - problems_.size()) + " more problems not listed; fix the ones above first"});
+    listed.push_back(
+        {"", std::to_string(added_ - problems_.size()) + " more problems not listed; fix the ones above first"});
   }
   throw InputError(source_, std::move(listed));
 }

@@ -16,9 +16,16 @@ struct Unit {
 
 // Longest suffixes first so that "MiB" is not read as "B".
 constexpr Unit kUnits[] = {
-    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"KiB", 1024.0},
+    {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0},
     {"PiB", 1125899906842624.0},  // read so that 2PiB gets "larger than the 1PiB", not "not a size"
-    {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"TB", 1e12},          {"PB", 1e15},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"PB", 1e15},
     {"B", 1.0},
 };
 

@@ -53,7 +53,8 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   if (!verdict.ok) result.extra["verify_error"] = verdict.error;
   // Point-to-point plans are their own replay and come without link loads: simulated only if asked.
   evaluation.link_loads = std::move(synthesized.link_loads);
-  if (evaluation.link_loads.empty() && want_link_loads) evaluation.link_loads = simulate(topology, synthesized.schedule).links;
+  if (evaluation.link_loads.empty() && want_link_loads)
+    evaluation.link_loads = simulate(topology, synthesized.schedule).links;
   evaluation.schedule = std::move(synthesized.schedule);
   return evaluation;
 }
@@ -74,8 +75,7 @@ Evaluation evaluate_baseline(const std::string& name, const Topology& topology, 
   const SimResult simulated = simulate(topology, baseline.schedule);
   result.time_us = simulated.time_us;
   result.transfers = baseline.schedule.size();
-  result.extra = {{"chunks_per_member", baseline.schedule.chunks_per_member()},
-                  {"notes", baseline.schedule.notes}};
+  result.extra = {{"chunks_per_member", baseline.schedule.chunks_per_member()}, {"notes", baseline.schedule.notes}};
   if (!verdict.ok) result.extra["verify_error"] = verdict.error;
   evaluation.link_loads = simulated.links;
   evaluation.schedule = std::move(baseline.schedule);

@@ -115,8 +115,8 @@ std::string bandwidth_plot_svg(const std::vector<PlotSeries>& series, const std:
            "\" y2=\"" + number(y) + "\" stroke=\"#e0e0e0\"/>\n";
     svg += text_at(kLeft - 8, y + 4, bandwidth_tick(std::pow(10.0, e)), " text-anchor=\"end\"");
   }
-  svg += "<rect x=\"" + number(kLeft) + "\" y=\"" + number(kTop) + "\" width=\"" + number(plot_width) +
-         "\" height=\"" + number(plot_height) + "\" fill=\"none\" stroke=\"black\"/>\n";
+  svg += "<rect x=\"" + number(kLeft) + "\" y=\"" + number(kTop) + "\" width=\"" + number(plot_width) + "\" height=\"" +
+         number(plot_height) + "\" fill=\"none\" stroke=\"black\"/>\n";
   svg += text_at(kLeft + plot_width / 2, kHeight - 22, "collective size (bytes, log scale)", " text-anchor=\"middle\"");
   svg += text_at(22, kTop + plot_height / 2, "algorithm bandwidth (GB/s, log scale)",
                  " text-anchor=\"middle\" transform=\"rotate(-90 22 " + number(kTop + plot_height / 2) + ")\"");
@@ -142,11 +142,13 @@ std::string bandwidth_plot_svg(const std::vector<PlotSeries>& series, const std:
   return svg + "</svg>\n";
 }
 
-std::string link_heatmap_svg(const Topology& topology, const std::vector<double>& link_bytes, const std::string& title) {
+std::string link_heatmap_svg(const Topology& topology, const std::vector<double>& link_bytes,
+                             const std::string& title) {
   const std::uint32_t nodes = topology.node_count();
   if (nodes > kMaxHeatmapNodes) {
-    throw InputError("", "--heatmap", "the topology has " + std::to_string(nodes) + " nodes; a heat map draws at most " +
-                                          std::to_string(kMaxHeatmapNodes) + " (use the per-link numbers of --json)");
+    throw InputError("", "--heatmap",
+                     "the topology has " + std::to_string(nodes) + " nodes; a heat map draws at most " +
+                         std::to_string(kMaxHeatmapNodes) + " (use the per-link numbers of --json)");
   }
   const double cell = std::max(3.0, std::min(24.0, 640.0 / nodes));
   const double left = 70;

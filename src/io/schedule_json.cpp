@@ -41,15 +41,25 @@ using namespace json_fields;
 constexpr const char* kFormat = "tenet-schedule";
 constexpr std::int64_t kVersion = 1;
 
-const std::vector<std::string> kTopLevelKeys = {
-    "format",  "version", "algorithm",        "collective", "size_bytes", "chunks_per_member", "members",
-    "npus",    "npu_ids_in_topology_file",    "topology",   "topology_fingerprint", "planned_time_us", "notes",
-    "transfers"};
+const std::vector<std::string> kTopLevelKeys = {"format",
+                                                "version",
+                                                "algorithm",
+                                                "collective",
+                                                "size_bytes",
+                                                "chunks_per_member",
+                                                "members",
+                                                "npus",
+                                                "npu_ids_in_topology_file",
+                                                "topology",
+                                                "topology_fingerprint",
+                                                "planned_time_us",
+                                                "notes",
+                                                "transfers"};
 /// Hops a route may have: switch fabrics are a few levels deep.
 constexpr std::size_t kMaxRouteHops = 64;
 
-const std::vector<std::string> kTransferKeys = {"id",     "src",      "dst",    "kind", "chunks",
-                                                "deps",   "start_us", "end_us", "link", "route"};
+const std::vector<std::string> kTransferKeys = {"id",   "src",      "dst",    "kind", "chunks",
+                                                "deps", "start_us", "end_us", "link", "route"};
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -98,7 +108,8 @@ void append_transfer(std::string& out, const Schedule& schedule, TransferId id) 
   append_integer(out, transfer.src);
   out += ", \"dst\": ";
   append_integer(out, transfer.dst);
-  out += transfer.kind == TransferKind::kReduce ? ", \"kind\": \"reduce\", \"chunks\": " : ", \"kind\": \"copy\", \"chunks\": ";
+  out += transfer.kind == TransferKind::kReduce ? ", \"kind\": \"reduce\", \"chunks\": "
+                                                : ", \"kind\": \"copy\", \"chunks\": ";
   append_id_list(out, schedule.chunks_of(transfer));
   out += ", \"deps\": ";
   append_id_list(out, schedule.deps_of(transfer));
@@ -160,8 +171,9 @@ struct Header {
   std::vector<std::string> notes;
 
   bool makes(const Schedule& schedule) const {
-    return schedule.collective() == collective && schedule.size_bytes() == size_bytes && schedule.members() == members &&
-           schedule.chunks_per_member() == chunks_per_member && schedule.algorithm() == algorithm;
+    return schedule.collective() == collective && schedule.size_bytes() == size_bytes &&
+           schedule.members() == members && schedule.chunks_per_member() == chunks_per_member &&
+           schedule.algorithm() == algorithm;
   }
 };
 
@@ -171,7 +183,8 @@ std::optional<CollectiveKind> read_collective(const json& value, ProblemList& pr
                                           collective_name(CollectiveKind::kAllReduce)};
   if (value.is_string()) {
     const std::string name = value.get<std::string>();
-    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    for (CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
       if (name == collective_name(kind)) return kind;
     }
     std::string message = "unknown collective '" + name + "'";
@@ -189,8 +202,8 @@ bool check_npus(const json& root, const Topology& topology, ProblemList& problem
   const auto npus = read_integer(root["npus"], "/npus", 1, static_cast<std::int64_t>(kMaxNpus), problems);
   if (!npus) return false;
   if (static_cast<std::uint64_t>(*npus) != topology.npu_count()) {
-    problems.add("/npus", "the schedule was made for a topology with " + std::to_string(*npus) + " NPUs, but this one has " +
-                              std::to_string(topology.npu_count()) +
+    problems.add("/npus", "the schedule was made for a topology with " + std::to_string(*npus) +
+                              " NPUs, but this one has " + std::to_string(topology.npu_count()) +
                               " (after failures); give the topology the schedule was made for");
     return false;
   }
@@ -200,8 +213,8 @@ bool check_npus(const json& root, const Topology& topology, ProblemList& problem
     return false;
   }
   if (ids.size() != topology.npu_count()) {
-    problems.add("/npu_ids_in_topology_file", "lists " + std::to_string(ids.size()) + " ids, but /npus is " +
-                                                  std::to_string(topology.npu_count()));
+    problems.add("/npu_ids_in_topology_file",
+                 "lists " + std::to_string(ids.size()) + " ids, but /npus is " + std::to_string(topology.npu_count()));
     return false;
   }
   for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
@@ -264,12 +277,14 @@ std::optional<Header> read_header(const json& root, const Topology& topology, Pr
       problems.add("/version", "this tenet reads version 1 (got " + describe_type(version) + ")");
     }
   }
-  if (root.contains("algorithm")) header.algorithm = read_string(root["algorithm"], "/algorithm", problems).value_or("");
+  if (root.contains("algorithm"))
+    header.algorithm = read_string(root["algorithm"], "/algorithm", problems).value_or("");
   if (require("collective", "allgather, reducescatter or allreduce")) {
     if (auto kind = read_collective(root["collective"], problems)) header.collective = *kind;
   }
   if (require("size_bytes", "the collective's size in bytes")) {
-    if (auto size = read_integer(root["size_bytes"], "/size_bytes", 1, static_cast<std::int64_t>(kMaxSizeBytes), problems)) {
+    if (auto size =
+            read_integer(root["size_bytes"], "/size_bytes", 1, static_cast<std::int64_t>(kMaxSizeBytes), problems)) {
       header.size_bytes = static_cast<std::uint64_t>(*size);
     }
   }
@@ -279,7 +294,8 @@ std::optional<Header> read_header(const json& root, const Topology& topology, Pr
     }
   }
   const bool has_npus = require("npus", "the number of NPUs of the topology the schedule was made for");
-  const bool has_ids = require("npu_ids_in_topology_file", "the NPU ids of the topology file the schedule was made for");
+  const bool has_ids =
+      require("npu_ids_in_topology_file", "the NPU ids of the topology file the schedule was made for");
   // Member ids mean nothing on another topology, so they are read only when it is the right one.
   if (has_npus && has_ids && check_npus(root, topology, problems) &&
       require("members", "the ids of the NPUs taking part")) {
@@ -330,8 +346,9 @@ class ScheduleReader {
       case Event::object_start:
       case Event::array_start:
         if (depth + 1 > kMaxJsonDepth) {
-          throw InputError(source_, "", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                                            " levels; a schedule file needs 4");
+          throw InputError(
+              source_, "",
+              "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels; a schedule file needs 4");
         }
         if (event == Event::array_start && depth == 1 && key_ == "transfers") in_transfers_ = true;
         return true;
@@ -413,8 +430,8 @@ class ScheduleReader {
     throw InputError(source_, "/chunks_per_member",
                      std::to_string(schedule.chunks_per_member()) + " chunks per member make " +
                          std::to_string(schedule.chunk_count()) + " chunks, more than the transfers move: they list " +
-                         std::to_string(listed) + " chunk ids, and every chunk needs at least " + std::to_string(others) +
-                         " (one per member but its own)");
+                         std::to_string(listed) + " chunk ids, and every chunk needs at least " +
+                         std::to_string(others) + " (one per member but its own)");
   }
 
   /// Reports show the header's planned time as the schedule's: it must be the transfers' latest
@@ -449,8 +466,9 @@ class ScheduleReader {
         const std::string pointer = "/transfers/" + std::to_string(id) + "/chunks/" + std::to_string(i);
         if (chunks[i] >= chunk_count) {
           problems.add(pointer, "chunk " + std::to_string(chunks[i]) + " does not exist (the schedule has " +
-                                    std::to_string(chunk_count) + " chunks: " + std::to_string(schedule.members().size()) +
-                                    " members x " + std::to_string(schedule.chunks_per_member()) + ")");
+                                    std::to_string(chunk_count) +
+                                    " chunks: " + std::to_string(schedule.members().size()) + " members x " +
+                                    std::to_string(schedule.chunks_per_member()) + ")");
         } else if (seen_in[chunks[i]] == id + 1) {
           problems.add(pointer, "chunk " + std::to_string(chunks[i]) + " is listed twice");
         } else {
@@ -576,8 +594,8 @@ class ScheduleReader {
           link_id = static_cast<LinkId>(*value);
           const Link& planned = topology_.link(link_id);
           if (planned.src != *from || planned.dst != *to) {
-            problems.add(pointer, "link " + std::to_string(*value) + " goes " + topology_.node_label(planned.src) + " -> " +
-                                      topology_.node_label(planned.dst) + ", not " +
+            problems.add(pointer, "link " + std::to_string(*value) + " goes " + topology_.node_label(planned.src) +
+                                      " -> " + topology_.node_label(planned.dst) + ", not " +
                                       topology_.node_label(static_cast<NodeId>(*from)) + " -> " +
                                       topology_.node_label(static_cast<NodeId>(*to)));
           }
@@ -593,16 +611,19 @@ class ScheduleReader {
                                   " link ids, from src through switches to dst (got " + describe_type(*route) + ")");
       } else {
         for (std::size_t i = 0; i < route->size(); ++i) {
-          const auto hop = read_index((*route)[i], [&] { return pointer + "/" + std::to_string(i); }, UINT32_MAX, problems);
+          const auto hop =
+              read_index((*route)[i], [&] { return pointer + "/" + std::to_string(i); }, UINT32_MAX, problems);
           if (!hop) break;
           if (*hop >= topology_.link_count()) {
-            problems.add(pointer + "/" + std::to_string(i), "link " + std::to_string(*hop) + " does not exist (the topology has " +
+            problems.add(pointer + "/" + std::to_string(i), "link " + std::to_string(*hop) +
+                                                                " does not exist (the topology has " +
                                                                 std::to_string(topology_.link_count()) + " links)");
             break;
           }
           route_links_.push_back(static_cast<LinkId>(*hop));
         }
-        if (route_links_.size() == route->size() && from && to) check_route(pointer, static_cast<NodeId>(*from), static_cast<NodeId>(*to), problems);
+        if (route_links_.size() == route->size() && from && to)
+          check_route(pointer, static_cast<NodeId>(*from), static_cast<NodeId>(*to), problems);
       }
     }
     // Once anything is wrong the schedule will not be returned: keep validating, stop storing.
@@ -629,8 +650,9 @@ class ScheduleReader {
       }
       at_node = hop.dst;
       if (i + 1 < route_links_.size() && !topology_.is_switch(at_node)) {
-        problems.add(pointer + "/" + std::to_string(i), "the route passes through " + topology_.node_label(at_node) +
-                                                            ", which is not a switch (an NPU forwards with a transfer of its own)");
+        problems.add(pointer + "/" + std::to_string(i),
+                     "the route passes through " + topology_.node_label(at_node) +
+                         ", which is not a switch (an NPU forwards with a transfer of its own)");
         return;
       }
     }
@@ -642,15 +664,15 @@ class ScheduleReader {
 
   const Topology& topology_;
   std::string source_;
-  std::string key_;              ///< the latest key of the top-level object
-  bool in_transfers_ = false;    ///< inside the top-level "transfers" array
+  std::string key_;            ///< the latest key of the top-level object
+  bool in_transfers_ = false;  ///< inside the top-level "transfers" array
   std::size_t transfer_count_ = 0;
   json captured_ = json::object();  ///< top-level fields other than the transfers, as they complete
   std::optional<Schedule> staged_;
   ProblemList transfer_problems_;
   bool truncated_ = false;
-  std::vector<ChunkId> chunk_ids_;  ///< scratch for the transfer being read
-  std::vector<LinkId> route_links_;  ///< scratch: the route of the transfer being read
+  std::vector<ChunkId> chunk_ids_;                    ///< scratch for the transfer being read
+  std::vector<LinkId> route_links_;                   ///< scratch: the route of the transfer being read
   std::map<std::vector<LinkId>, RouteId> route_ids_;  ///< routes read so far
   std::vector<TransferId> dep_ids_;
 };

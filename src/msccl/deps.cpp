@@ -73,7 +73,10 @@ TransferOps transfer_ops(const WriterContext& context, const Plan& plan) {
 class RankDependencies {
  public:
   RankDependencies(const WriterContext& context, Plan& plan, int rank, const TransferOps& transfer_ops)
-      : context_(context), plan_(plan), ranks_plan_(plan.ranks[static_cast<std::size_t>(rank)]), rank_(rank),
+      : context_(context),
+        plan_(plan),
+        ranks_plan_(plan.ranks[static_cast<std::size_t>(rank)]),
+        rank_(rank),
         transfer_ops_(transfer_ops) {}
 
   void run() {
@@ -150,8 +153,10 @@ class RankDependencies {
     const int sent = current.kind == OpKind::kFused ? current.forward : current.piece;
     std::vector<int> waits;
     for (TransferId dep : schedule.deps_of(plan_.pieces[static_cast<std::size_t>(sent)].transfer)) {
-      if (context_.rank_of[schedule.src(dep)] == rank_ && transfer_ops_.send[dep] >= 0) waits.push_back(transfer_ops_.send[dep]);
-      if (context_.rank_of[schedule.dst(dep)] == rank_ && transfer_ops_.recv[dep] >= 0) waits.push_back(transfer_ops_.recv[dep]);
+      if (context_.rank_of[schedule.src(dep)] == rank_ && transfer_ops_.send[dep] >= 0)
+        waits.push_back(transfer_ops_.send[dep]);
+      if (context_.rank_of[schedule.dst(dep)] == rank_ && transfer_ops_.recv[dep] >= 0)
+        waits.push_back(transfer_ops_.recv[dep]);
     }
     return waits;
   }
@@ -216,14 +221,15 @@ bool place_steps(const WriterContext& context, RankPlan& plan, int rank, LimitPr
   for (const PlannedTb& tb : plan.tbs) problem.tb_steps = std::max(problem.tb_steps, tb.positions);
   if (nodes > kMaxNodes) {
     problem.message = "rank " + std::to_string(rank) + " needs " + std::to_string(nodes) + " XML nodes (1 algo + " +
-                      std::to_string(context.ranks) + " gpus + " + std::to_string(tbs) + " tbs + " + std::to_string(steps) +
-                      " steps); the runtime's reader loads at most 4095 per rank";
+                      std::to_string(context.ranks) + " gpus + " + std::to_string(tbs) + " tbs + " +
+                      std::to_string(steps) + " steps); the runtime's reader loads at most 4095 per rank";
     problem.excess = static_cast<double>(steps) / std::max(1, kMaxNodes - 1 - context.ranks - tbs);
     return false;
   }
   for (Op& current : plan.ops) {
     for (auto& [tb, index] : current.deps) {
-      Op& awaited = plan.ops[static_cast<std::size_t>(plan.tbs[static_cast<std::size_t>(tb)].ops[static_cast<std::size_t>(index)])];
+      Op& awaited = plan.ops[static_cast<std::size_t>(
+          plan.tbs[static_cast<std::size_t>(tb)].ops[static_cast<std::size_t>(index)])];
       awaited.awaited = true;
       index = awaited.position;
     }
@@ -282,11 +288,12 @@ bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& pr
       ops += tb.ops.size();
       problem.tb_steps = std::max(problem.tb_steps, static_cast<int>(tb.ops.size()));
     }
-    if (1 + static_cast<std::size_t>(context.ranks) + static_cast<std::size_t>(tbs) + ops > static_cast<std::size_t>(kMaxNodes)) {
+    if (1 + static_cast<std::size_t>(context.ranks) + static_cast<std::size_t>(tbs) + ops >
+        static_cast<std::size_t>(kMaxNodes)) {
       problem.message = "rank " + std::to_string(rank) + " needs at least " +
-                        std::to_string(1 + static_cast<std::size_t>(context.ranks + tbs) + ops) + " XML nodes (1 algo + " +
-                        std::to_string(context.ranks) + " gpus + " + std::to_string(tbs) + " tbs + " + std::to_string(ops) +
-                        " steps); the runtime's reader loads at most 4095 per rank";
+                        std::to_string(1 + static_cast<std::size_t>(context.ranks + tbs) + ops) +
+                        " XML nodes (1 algo + " + std::to_string(context.ranks) + " gpus + " + std::to_string(tbs) +
+                        " tbs + " + std::to_string(ops) + " steps); the runtime's reader loads at most 4095 per rank";
       problem.excess = static_cast<double>(ops) / std::max(1, kMaxNodes - 1 - context.ranks - tbs);
       return false;
     }

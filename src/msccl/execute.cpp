@@ -36,7 +36,7 @@ struct Message {
 };
 
 struct Connection {
-  int sender = 0;    ///< global tb index
+  int sender = 0;  ///< global tb index
   int receiver = 0;
   int from = 0;
   int to = 0;
@@ -60,8 +60,8 @@ struct Runner {
   int wait_step = 0;
   std::vector<std::uint32_t> clock;
   std::vector<std::pair<int, std::vector<std::uint32_t>>> publications;  ///< (value, clock) that release a waiter
-  std::vector<int> awaited;  ///< sorted step values other tbs wait for
-  std::vector<int> waiters;  ///< global tbs with a dependency on this one
+  std::vector<int> awaited;                                              ///< sorted step values other tbs wait for
+  std::vector<int> waiters;                                              ///< global tbs with a dependency on this one
   bool finished() const { return next == tb->transfers.size(); }
 };
 
@@ -181,8 +181,9 @@ class Interpreter {
       if (races_) {
         for (const auto& [dep_tb, step] : transfer.deps) {
           const Runner& target = runners_[static_cast<std::size_t>(global(runner.rank, dep_tb))];
-          const auto it = std::lower_bound(target.publications.begin(), target.publications.end(), step,
-                                           [](const auto& publication, int value) { return publication.first < value; });
+          const auto it =
+              std::lower_bound(target.publications.begin(), target.publications.end(), step,
+                               [](const auto& publication, int value) { return publication.first < value; });
           if (it != target.publications.end()) merge(runner.clock, it->second);
         }
       }
@@ -196,7 +197,8 @@ class Interpreter {
     }
     const int first = runner.calls_done * m_;
     const int chunks = std::min(m_, transfer.cnt - first);
-    Connection* in = receives(transfer.type) ? &connections_[static_cast<std::size_t>(runner.recv_connection)] : nullptr;
+    Connection* in =
+        receives(transfer.type) ? &connections_[static_cast<std::size_t>(runner.recv_connection)] : nullptr;
     Connection* out = sends(transfer.type) ? &connections_[static_cast<std::size_t>(runner.send_connection)] : nullptr;
     if (in != nullptr && in->fifo.empty()) {
       runner.wait = Wait::kData;
@@ -215,8 +217,8 @@ class Interpreter {
       if (races_) merge(runner.clock, incoming.clock);
       wake_(in->sender);
       if (incoming.chunks != chunks) {
-        problem_ = where(runner, transfer) + ": receives a call of " + std::to_string(incoming.chunks) + " chunks but expects " +
-                   std::to_string(chunks);
+        problem_ = where(runner, transfer) + ": receives a call of " + std::to_string(incoming.chunks) +
+                   " chunks but expects " + std::to_string(chunks);
         return false;
       }
     }
@@ -244,7 +246,8 @@ class Interpreter {
       const int value = transfer.counter;
       if (races_) {
         // Keep the clock only if it is the first publication to reach some awaited value.
-        const auto it = std::lower_bound(runner.awaited.begin(), runner.awaited.end(), static_cast<int>(runner.flag) + 1);
+        const auto it =
+            std::lower_bound(runner.awaited.begin(), runner.awaited.end(), static_cast<int>(runner.flag) + 1);
         if (it != runner.awaited.end() && *it <= value) runner.publications.emplace_back(value, runner.clock);
       }
       runner.flag = value;
@@ -271,9 +274,9 @@ class Interpreter {
     const auto report = [&](const Access& other, const char* other_does) {
       const Runner& them = runners_[other.tb];
       problem_ = "race on rank " + std::to_string(runner.rank) + " " + memory_.slot_name(runner.rank, s) + ": tb " +
-                 std::to_string(runner.tb->id) + " (line " + std::to_string(transfer.line) + ") " + (write ? "writes" : "reads") +
-                 " it and tb " + std::to_string(them.tb->id) + " (line " + std::to_string(other.line) + ") " + other_does +
-                 " it, and no dependency or message orders the two";
+                 std::to_string(runner.tb->id) + " (line " + std::to_string(transfer.line) + ") " +
+                 (write ? "writes" : "reads") + " it and tb " + std::to_string(them.tb->id) + " (line " +
+                 std::to_string(other.line) + ") " + other_does + " it, and no dependency or message orders the two";
     };
     if (unordered(history.write)) return report(history.write, "writes");
     const Access mine{static_cast<std::uint32_t>(g), runner.clock[static_cast<std::size_t>(g)], transfer.line};
@@ -329,12 +332,8 @@ class Interpreter {
   void call(int g, const LoadedTransfer& transfer, int first, int chunks, Message& incoming, Message& outgoing) {
     outgoing.chunks = chunks;
     switch (transfer.type) {
-      case MscclStepType::kSend:
-        load(g, transfer, transfer.srcbuf, transfer.srcoff + first, chunks, outgoing);
-        break;
-      case MscclStepType::kRecv:
-        store(g, transfer, transfer.dstbuf, transfer.dstoff + first, incoming);
-        break;
+      case MscclStepType::kSend: load(g, transfer, transfer.srcbuf, transfer.srcoff + first, chunks, outgoing); break;
+      case MscclStepType::kRecv: store(g, transfer, transfer.dstbuf, transfer.dstoff + first, incoming); break;
       case MscclStepType::kRecvCopySend:
         store(g, transfer, transfer.dstbuf, transfer.dstoff + first, incoming);
         outgoing = std::move(incoming);
@@ -346,12 +345,12 @@ class Interpreter {
         local.chunks = chunks;
         load(g, transfer, transfer.srcbuf, transfer.srcoff + first, chunks, local);
         reduce_into(incoming, local);
-        if (transfer.type != MscclStepType::kRecvReduceSend) store(g, transfer, transfer.dstbuf, transfer.dstoff + first, incoming);
+        if (transfer.type != MscclStepType::kRecvReduceSend)
+          store(g, transfer, transfer.dstbuf, transfer.dstoff + first, incoming);
         if (transfer.type != MscclStepType::kRecvReduceCopy) outgoing = std::move(incoming);
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -381,21 +380,21 @@ class Interpreter {
     switch (runner.wait) {
       case Wait::kFlag: {
         const Runner& target = runners_[static_cast<std::size_t>(global(runner.rank, runner.wait_tb))];
-        text += "waits for tb " + std::to_string(runner.wait_tb) + " to finish step " + std::to_string(runner.wait_step);
+        text +=
+            "waits for tb " + std::to_string(runner.wait_tb) + " to finish step " + std::to_string(runner.wait_step);
         text += target.finished() ? std::string(", which ended without publishing it")
                                   : ", which is at step " + std::to_string(target.tb->transfers[target.next].position);
         break;
       }
       case Wait::kData:
-        text += "waits for data from rank " + std::to_string(runner.tb->recv) + " on channel " + std::to_string(runner.tb->chan);
+        text += "waits for data from rank " + std::to_string(runner.tb->recv) + " on channel " +
+                std::to_string(runner.tb->chan);
         break;
       case Wait::kRoom:
         text += "waits for room to send to rank " + std::to_string(runner.tb->send) + " on channel " +
                 std::to_string(runner.tb->chan) + " (" + std::to_string(program_.fifo_calls) + " calls unreceived)";
         break;
-      case Wait::kNone:
-        text += "never ran";
-        break;
+      case Wait::kNone: text += "never ran"; break;
     }
     return text;
   }

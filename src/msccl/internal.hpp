@@ -18,15 +18,15 @@
 namespace tenet::msccl_detail {
 
 // Runtime constants (SPEC section 8).
-constexpr int kMaxSteps = 256;            ///< positions per threadblock (`s` in 0..255)
-constexpr int kMaxThreadblocks = 216;     ///< per rank
-constexpr int kMaxDependencyTb = 127;     ///< int8 dependentBid
-constexpr int kMaxPeersPerChannel = 32;   ///< tbs with a send (recv) peer per channel
+constexpr int kMaxSteps = 256;           ///< positions per threadblock (`s` in 0..255)
+constexpr int kMaxThreadblocks = 216;    ///< per rank
+constexpr int kMaxDependencyTb = 127;    ///< int8 dependentBid
+constexpr int kMaxPeersPerChannel = 32;  ///< tbs with a send (recv) peer per channel
 constexpr int kMaxChannels = 32;
-constexpr int kMaxCount = 71;             ///< cnt of one step
-constexpr int kMaxNodes = 4095;           ///< XML nodes one rank loads: 1 + gpus + its tbs + its steps
-constexpr int kMaxChildren = 1024;        ///< children of one element (MAX_SUBS): the <gpu>s of <algo>
-constexpr int kMaxOffset = 32767;         ///< int16 chunk offsets
+constexpr int kMaxCount = 71;       ///< cnt of one step
+constexpr int kMaxNodes = 4095;     ///< XML nodes one rank loads: 1 + gpus + its tbs + its steps
+constexpr int kMaxChildren = 1024;  ///< children of one element (MAX_SUBS): the <gpu>s of <algo>
+constexpr int kMaxOffset = 32767;   ///< int16 chunk offsets
 /// Chunks of one buffer a step can reach: offsets up to kMaxOffset, kMaxCount chunks from there.
 constexpr int kMaxAddressableChunks = kMaxOffset + kMaxCount;
 constexpr int kMaxReduceFusion = 16;
@@ -64,11 +64,11 @@ struct LoadedTransfer {
   int srcoff = 0;
   int dstoff = 0;
   int cnt = 0;
-  std::vector<int> reduce_srcoffs;            ///< `re`: every fused source, in order
-  std::vector<std::pair<int, int>> deps;      ///< (tb id, step counter value)
+  std::vector<int> reduce_srcoffs;        ///< `re`: every fused source, in order
+  std::vector<std::pair<int, int>> deps;  ///< (tb id, step counter value)
   bool hasdep = false;
-  int counter = 0;    ///< the interpreter's step counter when it publishes
-  int position = 0;   ///< XML position of the step that made it
+  int counter = 0;   ///< the interpreter's step counter when it publishes
+  int position = 0;  ///< XML position of the step that made it
   int line = 0;
 };
 
@@ -91,7 +91,7 @@ struct LoadedProgram {
   CollectiveKind coll = CollectiveKind::kAllReduce;
   bool in_place = true;
   int ranks = 0;
-  int chunks = 0;            ///< nchunksperloop
+  int chunks = 0;  ///< nchunksperloop
   MscclProtocol protocol = MscclProtocol::kSimple;
   int fifo_calls = 2;
   std::vector<LoadedRank> by_rank;

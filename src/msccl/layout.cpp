@@ -85,7 +85,8 @@ class Layout {
   void replay() {
     const std::size_t count = schedule_.size();
     entry_base_.assign(count + 1, 0);
-    for (std::size_t t = 0; t < count; ++t) entry_base_[t + 1] = entry_base_[t] + schedule_.transfer(static_cast<TransferId>(t)).chunk_count;
+    for (std::size_t t = 0; t < count; ++t)
+      entry_base_[t + 1] = entry_base_[t] + schedule_.transfer(static_cast<TransferId>(t)).chunk_count;
     const std::uint64_t entries = entry_base_.back();
     read_.assign(entries, {});
     write_.assign(entries, {});
@@ -107,7 +108,8 @@ class Layout {
     }
     start_order_.resize(count);
     for (std::size_t t = 0; t < count; ++t) start_order_[t] = static_cast<TransferId>(t);
-    std::stable_sort(start_order_.begin(), start_order_.end(), [&](TransferId a, TransferId b) { return start[a] < start[b]; });
+    std::stable_sort(start_order_.begin(), start_order_.end(),
+                     [&](TransferId a, TransferId b) { return start[a] < start[b]; });
 
     using Pending = std::pair<double, TransferId>;
     std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
@@ -159,7 +161,8 @@ class Layout {
       const std::uint64_t base = entry_base_[t];
       for (std::uint32_t i = 0; i < transfer.chunk_count; ++i) {
         const std::uint64_t e = base + i;
-        Piece* current = plan_.pieces.size() > static_cast<std::size_t>(piece_base_[t]) ? &plan_.pieces.back() : nullptr;
+        Piece* current =
+            plan_.pieces.size() > static_cast<std::size_t>(piece_base_[t]) ? &plan_.pieces.back() : nullptr;
         const bool extend = current != nullptr && current->cnt < choices_.cap && follows(read_[e - 1], read_[e]) &&
                             follows(write_[e - 1], write_[e]) && (!reduce || follows(operand_[e - 1], operand_[e]));
         if (extend) {
@@ -196,12 +199,14 @@ class Layout {
       const TransferId source = writer_of_read_[piece.entry];
       if (source == kNone) continue;
       bool same_writer = true;
-      for (int i = 1; i < piece.cnt && same_writer; ++i) same_writer = writer_of_read_[piece.entry + static_cast<std::uint64_t>(i)] == source;
+      for (int i = 1; i < piece.cnt && same_writer; ++i)
+        same_writer = writer_of_read_[piece.entry + static_cast<std::uint64_t>(i)] == source;
       if (!same_writer) continue;
       const ChunkId first = chunk_at(piece.entry, piece.transfer);
       for (int q = piece_base_[source]; q < piece_base_[source + 1]; ++q) {
         const Piece& received = plan_.pieces[static_cast<std::size_t>(q)];
-        if (received.cnt != piece.cnt || chunk_at(received.entry, source) != first || !(received.write == piece.read)) continue;
+        if (received.cnt != piece.cnt || chunk_at(received.entry, source) != first || !(received.write == piece.read))
+          continue;
         bool same = true;
         for (int i = 1; i < piece.cnt && same; ++i) {
           same = chunk_at(received.entry + static_cast<std::uint64_t>(i), source) ==
@@ -263,8 +268,8 @@ class Layout {
     plan_.nchannels = 1;
     for (const Piece& piece : plan_.pieces) plan_.nchannels = std::max(plan_.nchannels, piece.channel + 1);
     if (plan_.nchannels > kMaxChannels) {
-      problem.message = "the file would need " + std::to_string(plan_.nchannels) + " channels (" + std::to_string(groups) +
-                        " peer group(s) of at most 32 peers x " + std::to_string(lanes) +
+      problem.message = "the file would need " + std::to_string(plan_.nchannels) + " channels (" +
+                        std::to_string(groups) + " peer group(s) of at most 32 peers x " + std::to_string(lanes) +
                         " overlapping transfer lane(s) between a pair of ranks x " + std::to_string(choices_.channels) +
                         " channel(s) per lane); the runtime has 32";
       problem.fewer_channels_help = choices_.channels > 1;

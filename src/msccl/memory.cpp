@@ -27,7 +27,10 @@ std::string format_float(float number) {
 }  // namespace
 
 Memory::Memory(const LoadedProgram& program)
-    : program_(program), p_(program.ranks), n_(program.chunks), c_(program.chunks / program.ranks),
+    : program_(program),
+      p_(program.ranks),
+      n_(program.chunks),
+      c_(program.chunks / program.ranks),
       value_range_(std::max(1, ((1 << 24) - 1) / std::max(1, program.ranks))) {
   arrays_.resize(static_cast<std::size_t>(p_));
   const bool ag = program_.coll == CollectiveKind::kAllGather;
@@ -47,7 +50,8 @@ Memory::Memory(const LoadedProgram& program)
     for (std::size_t j = 0; j < input; ++j) {
       const int chunk = ag ? r * c_ + static_cast<int>(j) : static_cast<int>(j);
       const Slot target = slot(r, MscclBuffer::kInput, static_cast<int>(j));
-      for (int e = 0; e < kElements; ++e) target.array->values[target.index * kElements + static_cast<std::size_t>(e)] = value(r, chunk, e);
+      for (int e = 0; e < kElements; ++e)
+        target.array->values[target.index * kElements + static_cast<std::size_t>(e)] = value(r, chunk, e);
       target.array->symbols[target.index] = {key(r, chunk), 1, false};
     }
   }
@@ -87,7 +91,8 @@ float Memory::value(int rank, int chunk, int element) const {
 }
 
 std::uint64_t Memory::key(int rank, int chunk) const {
-  return mix_seed(kKeySeed, static_cast<std::uint64_t>(rank) * static_cast<std::uint64_t>(n_) + static_cast<std::uint64_t>(chunk));
+  return mix_seed(
+      kKeySeed, static_cast<std::uint64_t>(rank) * static_cast<std::uint64_t>(n_) + static_cast<std::uint64_t>(chunk));
 }
 
 bool Memory::find_contribution(std::uint64_t sum, int& rank, int& chunk) const {
@@ -120,11 +125,13 @@ std::string Memory::describe_symbol(const Symbol& actual, const Symbol& expected
     return "is missing " + contribution_name(rank, other) + " (" + of + ")";
   }
   if (actual.count == expected.count + 1 && find_contribution(actual.sum - expected.sum, rank, other)) {
-    std::string text = other == chunk ? "counts " + contribution_name(rank, other) + " twice" : "also adds " + contribution_name(rank, other);
+    std::string text = other == chunk ? "counts " + contribution_name(rank, other) + " twice"
+                                      : "also adds " + contribution_name(rank, other);
     return text + " (" + of + ")";
   }
   if (actual.count == 1 && find_contribution(actual.sum, rank, other)) return "holds " + contribution_name(rank, other);
-  if (actual.count == expected.count) return "holds " + std::to_string(actual.count) + " contributions, not the right ones";
+  if (actual.count == expected.count)
+    return "holds " + std::to_string(actual.count) + " contributions, not the right ones";
   return "holds " + of;
 }
 
@@ -146,7 +153,8 @@ std::string Memory::check_result() {
       const Symbol& actual = s.array->symbols[s.index];
       int wrong_element = -1;
       for (int e = 0; e < kElements && wrong_element < 0; ++e) {
-        if (!(s.array->values[s.index * kElements + static_cast<std::size_t>(e)] == expected_values[e])) wrong_element = e;
+        if (!(s.array->values[s.index * kElements + static_cast<std::size_t>(e)] == expected_values[e]))
+          wrong_element = e;
       }
       const bool symbol_ok = !actual.undefined && actual.sum == expected.sum && actual.count == expected.count;
       if (symbol_ok && wrong_element < 0) continue;

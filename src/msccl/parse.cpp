@@ -77,13 +77,15 @@ class TreeReader {
                bool required = true) {
     const pugi::xml_attribute attribute = node.attribute(name);
     if (!attribute) {
-      if (required) fail(where(node, context) + " lacks attribute '" + name + "': the runtime does not load it without");
+      if (required)
+        fail(where(node, context) + " lacks attribute '" + name + "': the runtime does not load it without");
       return !required;
     }
     const std::string_view value = attribute.value();
     if (!plain_decimal(value)) {
       fail(where(node, context) + " " + name + "=\"" + std::string(value) +
-           "\" is not a plain decimal integer (the runtime reads numbers with strtol base 0: \"010\" is 8, \"0x10\" 16)");
+           "\" is not a plain decimal integer (the runtime reads numbers with strtol base 0: \"010\" is 8, \"0x10\" "
+           "16)");
       return false;
     }
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), out);
@@ -105,19 +107,24 @@ class TreeReader {
     std::size_t i = value.size() > 1 && value[0] == '-' ? 1 : 0;
     if (i == value.size()) return false;
     if (value[i] == '0' && value.size() > i + 1) return false;
-    return std::all_of(value.begin() + static_cast<std::ptrdiff_t>(i), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return std::all_of(value.begin() + static_cast<std::ptrdiff_t>(i), value.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
   }
 
   std::vector<std::size_t> line_starts_;
 };
 
 bool step_type(const std::string& text, MscclStepType& type) {
-  static const std::pair<const char*, MscclStepType> kTypes[] = {
-      {"s", MscclStepType::kSend},         {"r", MscclStepType::kRecv},
-      {"rcs", MscclStepType::kRecvCopySend}, {"rrs", MscclStepType::kRecvReduceSend},
-      {"rrc", MscclStepType::kRecvReduceCopy}, {"rrcs", MscclStepType::kRecvReduceCopySend},
-      {"cpy", MscclStepType::kCopy},       {"re", MscclStepType::kReduce},
-      {"ra", MscclStepType::kResAdd},      {"nop", MscclStepType::kNop}};
+  static const std::pair<const char*, MscclStepType> kTypes[] = {{"s", MscclStepType::kSend},
+                                                                 {"r", MscclStepType::kRecv},
+                                                                 {"rcs", MscclStepType::kRecvCopySend},
+                                                                 {"rrs", MscclStepType::kRecvReduceSend},
+                                                                 {"rrc", MscclStepType::kRecvReduceCopy},
+                                                                 {"rrcs", MscclStepType::kRecvReduceCopySend},
+                                                                 {"cpy", MscclStepType::kCopy},
+                                                                 {"re", MscclStepType::kReduce},
+                                                                 {"ra", MscclStepType::kResAdd},
+                                                                 {"nop", MscclStepType::kNop}};
   for (const auto& [name, value] : kTypes) {
     if (text == name) {
       type = value;
@@ -128,10 +135,14 @@ bool step_type(const std::string& text, MscclStepType& type) {
 }
 
 bool buffer(const std::string& text, MscclBuffer& out) {
-  if (text == "i") out = MscclBuffer::kInput;
-  else if (text == "o") out = MscclBuffer::kOutput;
-  else if (text == "s") out = MscclBuffer::kScratch;
-  else return false;
+  if (text == "i")
+    out = MscclBuffer::kInput;
+  else if (text == "o")
+    out = MscclBuffer::kOutput;
+  else if (text == "s")
+    out = MscclBuffer::kScratch;
+  else
+    return false;
   return true;
 }
 
@@ -145,10 +156,12 @@ void read_step(TreeReader& reader, const pugi::xml_node& node, const Context& co
   std::string srcbuf;
   std::string dstbuf;
   if (!reader.integer(node, "s", context, step.s) || !reader.text_attribute(node, "type", context, type) ||
-      !reader.text_attribute(node, "srcbuf", context, srcbuf) || !reader.integer(node, "srcoff", context, step.srcoff) ||
-      !reader.text_attribute(node, "dstbuf", context, dstbuf) || !reader.integer(node, "dstoff", context, step.dstoff) ||
-      !reader.integer(node, "cnt", context, step.cnt) || !reader.integer(node, "depid", context, step.depid) ||
-      !reader.integer(node, "deps", context, step.deps) || !reader.integer(node, "hasdep", context, step.hasdep)) {
+      !reader.text_attribute(node, "srcbuf", context, srcbuf) ||
+      !reader.integer(node, "srcoff", context, step.srcoff) ||
+      !reader.text_attribute(node, "dstbuf", context, dstbuf) ||
+      !reader.integer(node, "dstoff", context, step.dstoff) || !reader.integer(node, "cnt", context, step.cnt) ||
+      !reader.integer(node, "depid", context, step.depid) || !reader.integer(node, "deps", context, step.deps) ||
+      !reader.integer(node, "hasdep", context, step.hasdep)) {
     return;
   }
   if (!step_type(type, step.type)) {
@@ -184,7 +197,8 @@ void read_gpu(TreeReader& reader, const pugi::xml_node& node, MscclGpu& gpu) {
   gpu.line = reader.line_of(node);
   if (!reader.integer(node, "id", Context{}, gpu.id)) return;
   const Context context{gpu.id, -1, -1};
-  if (!reader.integer(node, "i_chunks", context, gpu.i_chunks) || !reader.integer(node, "o_chunks", context, gpu.o_chunks) ||
+  if (!reader.integer(node, "i_chunks", context, gpu.i_chunks) ||
+      !reader.integer(node, "o_chunks", context, gpu.o_chunks) ||
       !reader.integer(node, "s_chunks", context, gpu.s_chunks)) {
     return;
   }
@@ -203,18 +217,24 @@ void read_algo(TreeReader& reader, const pugi::xml_node& node, MscclProgram& pro
   program.line = reader.line_of(node);
   std::string proto;
   int inplace = 0;
-  if (!reader.text_attribute(node, "name", Context{}, program.name) || !reader.text_attribute(node, "proto", Context{}, proto) ||
+  if (!reader.text_attribute(node, "name", Context{}, program.name) ||
+      !reader.text_attribute(node, "proto", Context{}, proto) ||
       !reader.integer(node, "nchannels", Context{}, program.nchannels) ||
       !reader.integer(node, "nchunksperloop", Context{}, program.nchunksperloop) ||
-      !reader.integer(node, "ngpus", Context{}, program.ngpus) || !reader.text_attribute(node, "coll", Context{}, program.coll) ||
+      !reader.integer(node, "ngpus", Context{}, program.ngpus) ||
+      !reader.text_attribute(node, "coll", Context{}, program.coll) ||
       !reader.integer(node, "inplace", Context{}, inplace)) {
     return;
   }
-  if (proto == "Simple") program.protocol = MscclProtocol::kSimple;
-  else if (proto == "LL") program.protocol = MscclProtocol::kLL;
-  else if (proto == "LL128") program.protocol = MscclProtocol::kLL128;
+  if (proto == "Simple")
+    program.protocol = MscclProtocol::kSimple;
+  else if (proto == "LL")
+    program.protocol = MscclProtocol::kLL;
+  else if (proto == "LL128")
+    program.protocol = MscclProtocol::kLL128;
   else {
-    reader.fail(reader.where(node, Context{}) + " proto=\"" + proto + "\": the runtime accepts exactly Simple, LL128 or LL");
+    reader.fail(reader.where(node, Context{}) + " proto=\"" + proto +
+                "\": the runtime accepts exactly Simple, LL128 or LL");
     return;
   }
   if (inplace != 0 && inplace != 1) {
@@ -282,10 +302,15 @@ std::string parse_program(const std::string& text, MscclProgram& program) {
   if (!scan.problem.empty()) return scan.problem;
   pugi::xml_document document;
   // parse_minimal: no entity decoding and no end-of-line rewriting, like the runtime's reader.
-  const pugi::xml_parse_result parsed = document.load_buffer(text.data(), text.size(), pugi::parse_minimal, pugi::encoding_utf8);
+  const pugi::xml_parse_result parsed =
+      document.load_buffer(text.data(), text.size(), pugi::parse_minimal, pugi::encoding_utf8);
   TreeReader reader(text);
   if (!parsed) {
-    const auto line = std::count(text.begin(), text.begin() + std::min<std::ptrdiff_t>(parsed.offset, static_cast<std::ptrdiff_t>(text.size())), '\n') + 1;
+    const auto line =
+        std::count(text.begin(),
+                   text.begin() + std::min<std::ptrdiff_t>(parsed.offset, static_cast<std::ptrdiff_t>(text.size())),
+                   '\n') +
+        1;
     return "line " + std::to_string(line) + ": not well-formed XML: " + parsed.description();
   }
   int algos = 0;

@@ -17,13 +17,14 @@
 namespace tenet::msccl_detail {
 
 bool sends(MscclStepType type) {
-  return type == MscclStepType::kSend || type == MscclStepType::kRecvCopySend || type == MscclStepType::kRecvReduceSend ||
-         type == MscclStepType::kRecvReduceCopySend;
+  return type == MscclStepType::kSend || type == MscclStepType::kRecvCopySend ||
+         type == MscclStepType::kRecvReduceSend || type == MscclStepType::kRecvReduceCopySend;
 }
 
 bool receives(MscclStepType type) {
-  return type == MscclStepType::kRecv || type == MscclStepType::kRecvCopySend || type == MscclStepType::kRecvReduceSend ||
-         type == MscclStepType::kRecvReduceCopy || type == MscclStepType::kRecvReduceCopySend;
+  return type == MscclStepType::kRecv || type == MscclStepType::kRecvCopySend ||
+         type == MscclStepType::kRecvReduceSend || type == MscclStepType::kRecvReduceCopy ||
+         type == MscclStepType::kRecvReduceCopySend;
 }
 
 std::string step_label(int line, int rank, int tb, int position, MscclStepType type) {
@@ -37,13 +38,15 @@ std::string step_label(int line, int rank, int tb, int position, MscclStepType t
 namespace {
 
 bool uses_src(MscclStepType type) {
-  return type == MscclStepType::kSend || type == MscclStepType::kRecvReduceSend || type == MscclStepType::kRecvReduceCopy ||
-         type == MscclStepType::kRecvReduceCopySend || type == MscclStepType::kCopy || type == MscclStepType::kReduce;
+  return type == MscclStepType::kSend || type == MscclStepType::kRecvReduceSend ||
+         type == MscclStepType::kRecvReduceCopy || type == MscclStepType::kRecvReduceCopySend ||
+         type == MscclStepType::kCopy || type == MscclStepType::kReduce;
 }
 
 bool uses_dst(MscclStepType type) {
-  return type == MscclStepType::kRecv || type == MscclStepType::kRecvCopySend || type == MscclStepType::kRecvReduceCopy ||
-         type == MscclStepType::kRecvReduceCopySend || type == MscclStepType::kCopy || type == MscclStepType::kReduce;
+  return type == MscclStepType::kRecv || type == MscclStepType::kRecvCopySend ||
+         type == MscclStepType::kRecvReduceCopy || type == MscclStepType::kRecvReduceCopySend ||
+         type == MscclStepType::kCopy || type == MscclStepType::kReduce;
 }
 
 int declared(const MscclGpu& gpu, MscclBuffer buffer) {
@@ -93,21 +96,27 @@ class RuleChecker {
     return false;
   }
 
-  bool fail_algo(const std::string& message) { return fail("line " + std::to_string(program_.line) + ": <algo> " + message); }
+  bool fail_algo(const std::string& message) {
+    return fail("line " + std::to_string(program_.line) + ": <algo> " + message);
+  }
 
   bool check_algo() {
     const std::string& coll = program_.coll;
-    if (coll == "allgather") loaded_.coll = CollectiveKind::kAllGather;
-    else if (coll == "reduce_scatter") loaded_.coll = CollectiveKind::kReduceScatter;
-    else if (coll == "allreduce") loaded_.coll = CollectiveKind::kAllReduce;
+    if (coll == "allgather")
+      loaded_.coll = CollectiveKind::kAllGather;
+    else if (coll == "reduce_scatter")
+      loaded_.coll = CollectiveKind::kReduceScatter;
+    else if (coll == "allreduce")
+      loaded_.coll = CollectiveKind::kAllReduce;
     else if (coll == "reduce" || coll == "broadcast" || coll == "alltoall" || coll == "custom") {
       return fail_algo("coll=\"" + coll + "\": tenet verifies allgather, reduce_scatter and allreduce only");
     } else {
-      const std::string suggestion =
-          closest_match(coll, {"allreduce", "allgather", "reduce", "broadcast", "alltoall", "reduce_scatter", "custom"});
-      std::string message = "coll=\"" + coll +
-                            "\" is not a collective the runtime knows (allreduce, allgather, reduce, broadcast, alltoall, "
-                            "reduce_scatter, custom): it fails to load";
+      const std::string suggestion = closest_match(
+          coll, {"allreduce", "allgather", "reduce", "broadcast", "alltoall", "reduce_scatter", "custom"});
+      std::string message =
+          "coll=\"" + coll +
+          "\" is not a collective the runtime knows (allreduce, allgather, reduce, broadcast, alltoall, "
+          "reduce_scatter, custom): it fails to load";
       if (!suggestion.empty()) message += "; did you mean \"" + suggestion + "\"?";
       return fail_algo(message);
     }
@@ -118,20 +127,21 @@ class RuleChecker {
     }
     if (program_.nchunksperloop < 1) {
       return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) +
-                  "\": at least 1 (0 divides by zero when the runtime sizes scratch)");
+                       "\": at least 1 (0 divides by zero when the runtime sizes scratch)");
     }
     // The runtime would load more, but with two or more ranks some chunk is then out of every
     // step's reach, and the interpreter's buffers would grow with the number (16 GB for 2^31).
     if (program_.nchunksperloop > kMaxAddressableChunks) {
       loaded_.beyond_limits = true;
-      return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) +
-                       "\": tenet verifies at most " + std::to_string(kMaxAddressableChunks) +
-                       " chunks per loop (steps reach chunk " + std::to_string(kMaxAddressableChunks - 1) +
-                       " at most: int16 offsets, cnt up to " + std::to_string(kMaxCount) + ")");
+      return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) + "\": tenet verifies at most " +
+                       std::to_string(kMaxAddressableChunks) + " chunks per loop (steps reach chunk " +
+                       std::to_string(kMaxAddressableChunks - 1) + " at most: int16 offsets, cnt up to " +
+                       std::to_string(kMaxCount) + ")");
     }
     if (loaded_.coll != CollectiveKind::kAllReduce && program_.nchunksperloop % program_.ngpus != 0) {
-      return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) + "\" is not a multiple of ngpus=\"" +
-                  std::to_string(program_.ngpus) + "\", as " + coll + " needs");
+      return fail_algo("nchunksperloop=\"" + std::to_string(program_.nchunksperloop) +
+                       "\" is not a multiple of ngpus=\"" + std::to_string(program_.ngpus) + "\", as " + coll +
+                       " needs");
     }
     if (program_.nchannels < 1 || program_.nchannels > kMaxChannels) {
       return fail_algo("nchannels=\"" + std::to_string(program_.nchannels) + "\": the runtime has channels 1..32");
@@ -159,18 +169,19 @@ class RuleChecker {
     const int p = program_.ngpus;
     for (const MscclGpu& gpu : program_.gpus) {
       const std::string where = "line " + std::to_string(gpu.line) + ": <gpu id=\"" + std::to_string(gpu.id) + "\">";
-      if (gpu.id < 0 || gpu.id >= p) return fail(where + ": ranks are 0.." + std::to_string(p - 1) + " (ngpus=" + std::to_string(p) + ")");
+      if (gpu.id < 0 || gpu.id >= p)
+        return fail(where + ": ranks are 0.." + std::to_string(p - 1) + " (ngpus=" + std::to_string(p) + ")");
       if (seen[static_cast<std::size_t>(gpu.id)]++) return fail(where + ": a second <gpu> for this rank");
       if (gpu.i_chunks < 0 || gpu.o_chunks < 0 || gpu.s_chunks < 0) return fail(where + ": chunk counts must be >= 0");
       const int i_expected = loaded_.coll == CollectiveKind::kAllGather ? n / p : n;
       const int o_expected = loaded_.coll == CollectiveKind::kReduceScatter ? n / p : n;
       if (gpu.i_chunks > 0 && gpu.i_chunks != i_expected) {
-        return fail(where + ": i_chunks=\"" + std::to_string(gpu.i_chunks) + "\" but " + program_.coll + " with nchunksperloop=" +
-                    std::to_string(n) + " needs " + std::to_string(i_expected) + " (or 0)");
+        return fail(where + ": i_chunks=\"" + std::to_string(gpu.i_chunks) + "\" but " + program_.coll +
+                    " with nchunksperloop=" + std::to_string(n) + " needs " + std::to_string(i_expected) + " (or 0)");
       }
       if (gpu.o_chunks > 0 && gpu.o_chunks != o_expected) {
-        return fail(where + ": o_chunks=\"" + std::to_string(gpu.o_chunks) + "\" but " + program_.coll + " with nchunksperloop=" +
-                    std::to_string(n) + " needs " + std::to_string(o_expected) + " (or 0)");
+        return fail(where + ": o_chunks=\"" + std::to_string(gpu.o_chunks) + "\" but " + program_.coll +
+                    " with nchunksperloop=" + std::to_string(n) + " needs " + std::to_string(o_expected) + " (or 0)");
       }
       LoadedRank& rank = loaded_.by_rank[static_cast<std::size_t>(gpu.id)];
       rank.i_chunks = gpu.i_chunks;
@@ -191,29 +202,32 @@ class RuleChecker {
     const std::string rank = "rank " + std::to_string(gpu.id);
     const int count = static_cast<int>(gpu.threadblocks.size());
     std::vector<int> seen(static_cast<std::size_t>(std::max(count, 1)), 0);
-    std::set<std::tuple<int, int, int>> peers;  // (chan, direction, peer)
+    std::set<std::tuple<int, int, int>> peers;       // (chan, direction, peer)
     std::map<std::pair<int, int>, int> per_channel;  // (chan, direction) -> tbs
     int nodes = 1 + program_.ngpus + count;
     for (const MscclThreadblock& tb : gpu.threadblocks) {
-      const std::string where = "line " + std::to_string(tb.line) + ": " + rank + " <tb id=\"" + std::to_string(tb.id) + "\">";
+      const std::string where =
+          "line " + std::to_string(tb.line) + ": " + rank + " <tb id=\"" + std::to_string(tb.id) + "\">";
       if (tb.id < 0 || tb.id >= kMaxThreadblocks) return fail(where + ": tb ids are 0..215 in the runtime");
       if (tb.id >= count) {
-        return fail(where + ": tb ids of a gpu must be exactly 0.." + std::to_string(count - 1) + " (the runtime checks they are contiguous)");
+        return fail(where + ": tb ids of a gpu must be exactly 0.." + std::to_string(count - 1) +
+                    " (the runtime checks they are contiguous)");
       }
       if (seen[static_cast<std::size_t>(tb.id)]++) return fail(where + ": a second tb with this id on " + rank);
       for (const auto& [peer, name, direction] : {std::tuple{tb.send, "send", 0}, std::tuple{tb.recv, "recv", 1}}) {
         if (peer < -1 || peer >= program_.ngpus || peer == gpu.id) {
-          return fail(where + ": " + name + "=\"" + std::to_string(peer) + "\": -1 or another rank below ngpus=" +
-                      std::to_string(program_.ngpus));
+          return fail(where + ": " + name + "=\"" + std::to_string(peer) +
+                      "\": -1 or another rank below ngpus=" + std::to_string(program_.ngpus));
         }
         if (peer < 0) continue;
         if (!peers.insert({tb.chan, direction, peer}).second) {
-          return fail(where + ": a second tb on " + rank + " that " + (direction == 0 ? "sends to" : "receives from") + " rank " +
-                      std::to_string(peer) + " on channel " + std::to_string(tb.chan) +
+          return fail(where + ": a second tb on " + rank + " that " + (direction == 0 ? "sends to" : "receives from") +
+                      " rank " + std::to_string(peer) + " on channel " + std::to_string(tb.chan) +
                       " (two tbs on one connection corrupt each other's FIFO)");
         }
         if (++per_channel[{tb.chan, direction}] > kMaxPeersPerChannel) {
-          return fail(where + ": more than 32 tbs with a " + name + " peer on channel " + std::to_string(tb.chan) + " of " + rank);
+          return fail(where + ": more than 32 tbs with a " + name + " peer on channel " + std::to_string(tb.chan) +
+                      " of " + rank);
         }
       }
       if (tb.chan < 0 || tb.chan >= program_.nchannels) {
@@ -221,7 +235,8 @@ class RuleChecker {
                     std::to_string(program_.nchannels) + "\" (only those channels get connections)");
       }
       if (static_cast<int>(tb.steps.size()) > kMaxSteps) {
-        return fail(where + ": " + std::to_string(tb.steps.size()) + " steps; the runtime runs at most 256 per threadblock");
+        return fail(where + ": " + std::to_string(tb.steps.size()) +
+                    " steps; the runtime runs at most 256 per threadblock");
       }
       nodes += static_cast<int>(tb.steps.size());
       loaded_.channels = std::max(loaded_.channels, tb.chan + 1);
@@ -248,10 +263,10 @@ class RuleChecker {
     // As written, offset + cnt may not fit an int (srcoff="2147483647").
     const std::int64_t end = std::int64_t{offset} + step.cnt;
     if (offset < 0 || offset > kMaxOffset || end > limit) {
-      const std::string range = std::string(msccl_buffer_name(buffer)) + "[" + std::to_string(offset) + ".." +
-                                std::to_string(end) + ")";
-      return fail(label + ": " + field + " " + range + " is outside " + count_name(buffer) + "=" + std::to_string(limit) +
-                  " (out of bounds)");
+      const std::string range =
+          std::string(msccl_buffer_name(buffer)) + "[" + std::to_string(offset) + ".." + std::to_string(end) + ")";
+      return fail(label + ": " + field + " " + range + " is outside " + count_name(buffer) + "=" +
+                  std::to_string(limit) + " (out of bounds)");
     }
     return true;
   }
@@ -261,20 +276,26 @@ class RuleChecker {
     const std::string label = step_label(step.line, gpu.id, tb.id, position, step.type);
     if (step.s != position) {
       return fail(label + ": s=\"" + std::to_string(step.s) + "\" at position " + std::to_string(position) +
-                  ": steps must be numbered 0, 1, 2, ... in order (dependencies and the runtime's step counter count positions)");
+                  ": steps must be numbered 0, 1, 2, ... in order (dependencies and the runtime's step counter count "
+                  "positions)");
     }
     if (step.type == MscclStepType::kResAdd) {
       return fail(label + ": type ra loads but the interpreter has no case for it and stops the threadblock");
     }
     if (step.depid >= 0) {
-      if (step.depid == tb.id) return fail(label + ": depends on its own threadblock (steps of a tb already run in order)");
+      if (step.depid == tb.id)
+        return fail(label + ": depends on its own threadblock (steps of a tb already run in order)");
       const MscclThreadblock* target = find_tb(gpu, step.depid);
-      if (target == nullptr) return fail(label + ": depid=\"" + std::to_string(step.depid) + "\" names no tb of rank " + std::to_string(gpu.id));
+      if (target == nullptr)
+        return fail(label + ": depid=\"" + std::to_string(step.depid) + "\" names no tb of rank " +
+                    std::to_string(gpu.id));
       if (step.depid > kMaxDependencyTb) {
-        return fail(label + ": depid=\"" + std::to_string(step.depid) + "\": the runtime stores it in 8 bits, so only tbs 0..127 can be awaited");
+        return fail(label + ": depid=\"" + std::to_string(step.depid) +
+                    "\": the runtime stores it in 8 bits, so only tbs 0..127 can be awaited");
       }
       if (step.deps < 0 || step.deps >= static_cast<int>(target->steps.size())) {
-        return fail(label + ": deps=\"" + std::to_string(step.deps) + "\" is not a step of tb " + std::to_string(step.depid));
+        return fail(label + ": deps=\"" + std::to_string(step.deps) + "\" is not a step of tb " +
+                    std::to_string(step.depid));
       }
       const MscclStep& awaited = target->steps[static_cast<std::size_t>(step.deps)];
       if (awaited.type == MscclStepType::kNop) {
@@ -290,11 +311,13 @@ class RuleChecker {
     }
     if (step.type == MscclStepType::kNop) {
       if (step.depid < 0) {
-        return fail(label + ": a nop without a dependency shifts the runtime's step counter for the rest of the threadblock");
+        return fail(label +
+                    ": a nop without a dependency shifts the runtime's step counter for the rest of the threadblock");
       }
       return true;
     }
-    if (step.hasdep != 0 && step.hasdep != 1) return fail(label + ": hasdep=\"" + std::to_string(step.hasdep) + "\": 0 or 1");
+    if (step.hasdep != 0 && step.hasdep != 1)
+      return fail(label + ": hasdep=\"" + std::to_string(step.hasdep) + "\": 0 or 1");
     if (step.cnt < 1 || step.cnt > kMaxCount) {
       return fail(label + ": cnt=\"" + std::to_string(step.cnt) + "\": the runtime moves 1..71 chunks per step");
     }
@@ -332,12 +355,14 @@ class RuleChecker {
           continue;
         }
         if (!pending.empty() && step.depid < 0) {
-          return fail(label + ": follows nops with dependencies but has none itself; the runtime fails to load "
-                              "(\"the last reduction must be a part of the first immediate instruction\")");
+          return fail(label +
+                      ": follows nops with dependencies but has none itself; the runtime fails to load "
+                      "(\"the last reduction must be a part of the first immediate instruction\")");
         }
         LoadedTransfer* last = out.transfers.empty() ? nullptr : &out.transfers.back();
-        if (step.type == MscclStepType::kReduce && last != nullptr && run_open && last->type == MscclStepType::kReduce &&
-            last->dstbuf == step.dstbuf && last->dstoff == step.dstoff && last->srcbuf == step.srcbuf && step.depid < 0) {
+        if (step.type == MscclStepType::kReduce && last != nullptr && run_open &&
+            last->type == MscclStepType::kReduce && last->dstbuf == step.dstbuf && last->dstoff == step.dstoff &&
+            last->srcbuf == step.srcbuf && step.depid < 0) {
           if (step.cnt != last->cnt) return fail(label + ": continues a fused re run with a different cnt");
           if (static_cast<int>(last->reduce_srcoffs.size()) >= kMaxReduceFusion) {
             return fail(label + ": a fused re run longer than 16 overflows the runtime's source table");
@@ -374,9 +399,10 @@ class RuleChecker {
         if (transfer.type == MscclStepType::kReduce) counter += static_cast<int>(transfer.reduce_srcoffs.size()) - 1;
         transfer.counter = counter;
         if (counter != transfer.position) {
-          return fail(step_label(transfer.line, gpu.id, tb.id, transfer.position, transfer.type) +
-                      ": the runtime's step counter is " + std::to_string(counter) +
-                      " here, not its position: nops must each carry a dependency and directly precede a step that has one");
+          return fail(
+              step_label(transfer.line, gpu.id, tb.id, transfer.position, transfer.type) +
+              ": the runtime's step counter is " + std::to_string(counter) +
+              " here, not its position: nops must each carry a dependency and directly precede a step that has one");
         }
         ++counter;
       }
@@ -425,13 +451,14 @@ class RuleChecker {
     for (const LoadedTransfer& transfer : receiver.transfers) {
       if (receives(transfer.type)) in.push_back(&transfer);
     }
-    const std::string connection = "connection rank " + std::to_string(a) + " -> rank " + std::to_string(b) + " channel " +
-                                   std::to_string(sender.chan);
+    const std::string connection = "connection rank " + std::to_string(a) + " -> rank " + std::to_string(b) +
+                                   " channel " + std::to_string(sender.chan);
     for (std::size_t k = 0; k < std::min(out.size(), in.size()); ++k) {
       if (out[k]->cnt != in[k]->cnt) {
         return fail(connection + ": send #" + std::to_string(k) + " (line " + std::to_string(out[k]->line) + ", cnt " +
                     std::to_string(out[k]->cnt) + ") meets receive #" + std::to_string(k) + " (line " +
-                    std::to_string(in[k]->line) + ", cnt " + std::to_string(in[k]->cnt) + "): matched steps need the same cnt");
+                    std::to_string(in[k]->line) + ", cnt " + std::to_string(in[k]->cnt) +
+                    "): matched steps need the same cnt");
       }
     }
     if (out.size() != in.size()) {

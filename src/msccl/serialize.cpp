@@ -14,22 +14,25 @@
 #include <numeric>
 #include <queue>
 
-#include "writer.hpp"
 #include "tenet/sim/simulator.hpp"
+#include "writer.hpp"
 
 namespace tenet::msccl_detail {
 
 int lanes_needed(const Schedule& schedule) {
   std::vector<TransferId> by_start(schedule.size());
   std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(), [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
   std::map<std::pair<NodeId, NodeId>, std::vector<double>> lane_ends;
   std::size_t most = 1;
   for (TransferId id : by_start) {
     std::vector<double>& ends = lane_ends[{schedule.src(id), schedule.dst(id)}];
     const auto free = std::find_if(ends.begin(), ends.end(), [&](double end) { return end <= schedule.start_us(id); });
-    if (free == ends.end()) ends.push_back(schedule.end_us(id));
-    else *free = schedule.end_us(id);
+    if (free == ends.end())
+      ends.push_back(schedule.end_us(id));
+    else
+      *free = schedule.end_us(id);
     most = std::max(most, ends.size());
   }
   return static_cast<int>(most);
@@ -39,7 +42,8 @@ Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, in
   const std::size_t count = schedule.size();
   std::vector<TransferId> by_start(count);
   std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(), [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
   constexpr TransferId kNone = ~TransferId{0};
   std::map<std::pair<NodeId, NodeId>, std::vector<TransferId>> last_on_lane;
   std::vector<TransferId> lane_before(count, kNone);
@@ -56,9 +60,10 @@ Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, in
       continue;
     }
     if (chosen == last.size()) {
-      chosen = static_cast<std::size_t>(std::min_element(last.begin(), last.end(), [&](TransferId a, TransferId b) {
-                                          return schedule.end_us(a) < schedule.end_us(b);
-                                        }) - last.begin());
+      chosen = static_cast<std::size_t>(
+          std::min_element(last.begin(), last.end(),
+                           [&](TransferId a, TransferId b) { return schedule.end_us(a) < schedule.end_us(b); }) -
+          last.begin());
     }
     // Also on a lane that is free now: once delays propagate, the lane must still be one at a time.
     lane_before[id] = last[chosen];

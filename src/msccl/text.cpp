@@ -117,7 +117,8 @@ class Scanner {
       }
       if (starts_with("<?")) {
         scan.problem = at_line(
-            "XML declaration or processing instruction '<?': the runtime's reader fails on it (\"expected >, got '?'\"); "
+            "XML declaration or processing instruction '<?': the runtime's reader fails on it (\"expected >, got "
+            "'?'\"); "
             "leave it out");
         return scan;
       }
@@ -189,7 +190,8 @@ class Scanner {
     }
     ++pos_;
     if (open_.empty() || open_.back() != name) {
-      problem = at_line("</" + name + "> does not close " + (open_.empty() ? std::string("anything") : "<" + open_.back() + ">") +
+      problem = at_line("</" + name + "> does not close " +
+                        (open_.empty() ? std::string("anything") : "<" + open_.back() + ">") +
                         " (the runtime's reader reports an XML mismatch)");
       return false;
     }
@@ -226,7 +228,8 @@ class Scanner {
         return true;
       }
       if (c == '\n' || c == '\r') {
-        problem = at_line("tag <" + name + "> continues on the next line: the runtime's reader needs each tag on one line");
+        problem =
+            at_line("tag <" + name + "> continues on the next line: the runtime's reader needs each tag on one line");
         return false;
       }
       if (c != ' ') {
@@ -237,7 +240,8 @@ class Scanner {
       ++pos_;
       const char next = peek();
       if (next == ' ') {
-        problem = at_line("in <" + name + ">: two spaces in a row (the runtime's reader makes an empty attribute of them)");
+        problem =
+            at_line("in <" + name + ">: two spaces in a row (the runtime's reader makes an empty attribute of them)");
         return false;
       }
       if (next == '/' || next == '>') {
@@ -275,7 +279,8 @@ class Scanner {
       return false;
     }
     if (peek() != '"') {
-      problem = at_line("in <" + element + ">: value of '" + name + "' must start with '\"', found " + describe(peek()));
+      problem =
+          at_line("in <" + element + ">: value of '" + name + "' must start with '\"', found " + describe(peek()));
       return false;
     }
     ++pos_;

@@ -41,7 +41,9 @@ class ThreadblockBuilder {
   }
 
  private:
-  std::tuple<int, int, int> connection(const Piece& piece) const { return {piece.sender, piece.receiver, piece.channel}; }
+  std::tuple<int, int, int> connection(const Piece& piece) const {
+    return {piece.sender, piece.receiver, piece.channel};
+  }
 
   /// Largest number of calls (cnt, as with the largest buffers) in flight on each connection.
   void measure_occupancy() {
@@ -101,7 +103,8 @@ class ThreadblockBuilder {
           int& receiving = recv_side[{chan, from}];
           int& sending = send_side[{chan, to}];
           if (receiving >= 0 || sending >= 0) continue;
-          if (peak_.at({from, rank, chan}) > context_.fifo_calls || peak_.at({rank, to, chan}) > context_.fifo_calls) continue;
+          if (peak_.at({from, rank, chan}) > context_.fifo_calls || peak_.at({rank, to, chan}) > context_.fifo_calls)
+            continue;
           receiving = sending = static_cast<int>(plan.tbs.size());
           plan.tbs.push_back({to, from, chan, {}, 0});
         }
@@ -118,12 +121,15 @@ class ThreadblockBuilder {
       }
       std::vector<int> order(plan.ops.size());
       for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-      std::sort(order.begin(), order.end(), [&](int a, int b) { return plan.ops[static_cast<std::size_t>(a)].before(plan.ops[static_cast<std::size_t>(b)]); });
+      std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return plan.ops[static_cast<std::size_t>(a)].before(plan.ops[static_cast<std::size_t>(b)]);
+      });
       for (int index : order) {
         Op& op = plan.ops[static_cast<std::size_t>(index)];
         if (op.kind == OpKind::kCopy) continue;
         const Piece& piece = plan_.pieces[static_cast<std::size_t>(op.piece)];
-        op.tb = op.kind == OpKind::kSend ? send_side.at({piece.channel, piece.receiver}) : recv_side.at({piece.channel, piece.sender});
+        op.tb = op.kind == OpKind::kSend ? send_side.at({piece.channel, piece.receiver})
+                                         : recv_side.at({piece.channel, piece.sender});
         plan.tbs[static_cast<std::size_t>(op.tb)].ops.push_back(index);
       }
       number_threadblocks(plan, order);
@@ -134,7 +140,9 @@ class ThreadblockBuilder {
   void number_threadblocks(RankPlan& plan, const std::vector<int>& order) {
     std::vector<int> ids(plan.tbs.size());
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
-    const auto first_op = [&](int tb) { return plan.ops[static_cast<std::size_t>(plan.tbs[static_cast<std::size_t>(tb)].ops.front())]; };
+    const auto first_op = [&](int tb) {
+      return plan.ops[static_cast<std::size_t>(plan.tbs[static_cast<std::size_t>(tb)].ops.front())];
+    };
     std::sort(ids.begin(), ids.end(), [&](int a, int b) {
       const PlannedTb& x = plan.tbs[static_cast<std::size_t>(a)];
       const PlannedTb& y = plan.tbs[static_cast<std::size_t>(b)];
@@ -188,7 +196,8 @@ class ThreadblockBuilder {
         tb.ops = std::move(kept);
       }
       for (std::size_t t = 0; t < plan.tbs.size(); ++t) {
-        for (std::size_t i = 0; i < plan.tbs[t].ops.size(); ++i) plan.ops[static_cast<std::size_t>(plan.tbs[t].ops[i])].index = static_cast<int>(i);
+        for (std::size_t i = 0; i < plan.tbs[t].ops.size(); ++i)
+          plan.ops[static_cast<std::size_t>(plan.tbs[t].ops[i])].index = static_cast<int>(i);
       }
     }
   }

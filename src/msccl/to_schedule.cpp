@@ -53,8 +53,8 @@ MscclRuntimeModel msccl_runtime_model(MscclProtocol protocol, int nchunksperloop
   const std::uint64_t chunks = static_cast<std::uint64_t>(std::max(1, nchunksperloop));
   const std::uint64_t chunk_bytes = std::max<std::uint64_t>(1, (size_bytes + chunks - 1) / chunks);
   model.iterations = (chunk_bytes + model.slice_bytes - 1) / model.slice_bytes;
-  model.max_allowed_count =
-      static_cast<int>(std::clamp<std::uint64_t>(model.slice_bytes / chunk_bytes, 1, static_cast<std::uint64_t>(msccl_detail::kMaxCount)));
+  model.max_allowed_count = static_cast<int>(std::clamp<std::uint64_t>(
+      model.slice_bytes / chunk_bytes, 1, static_cast<std::uint64_t>(msccl_detail::kMaxCount)));
   return model;
 }
 
@@ -107,21 +107,22 @@ struct Runner {
   const LoadedThreadblock* tb = nullptr;
   std::uint64_t iteration = 0;
   std::size_t next = 0;
-  int call = 0;           ///< within the step
+  int call = 0;            ///< within the step
   std::int64_t flag = -1;  ///< the runtime's progress flag: iteration x counters + step counter
-  Frontier after;         ///< what the calls run so far waited for
+  Frontier after;          ///< what the calls run so far waited for
   std::vector<std::pair<std::int64_t, Frontier>> publications;  ///< (flag, after) of each hasdep step, in order
-  std::vector<std::size_t> waiters;  ///< runners with a dependency on this one
+  std::vector<std::size_t> waiters;                             ///< runners with a dependency on this one
 };
 
 bool uses_local_src(MscclStepType type) {
-  return type == MscclStepType::kSend || type == MscclStepType::kRecvReduceSend || type == MscclStepType::kRecvReduceCopy ||
-         type == MscclStepType::kRecvReduceCopySend || type == MscclStepType::kCopy;
+  return type == MscclStepType::kSend || type == MscclStepType::kRecvReduceSend ||
+         type == MscclStepType::kRecvReduceCopy || type == MscclStepType::kRecvReduceCopySend ||
+         type == MscclStepType::kCopy;
 }
 
 bool stores_received(MscclStepType type) {
-  return type == MscclStepType::kRecv || type == MscclStepType::kRecvCopySend || type == MscclStepType::kRecvReduceCopy ||
-         type == MscclStepType::kRecvReduceCopySend;
+  return type == MscclStepType::kRecv || type == MscclStepType::kRecvCopySend ||
+         type == MscclStepType::kRecvReduceCopy || type == MscclStepType::kRecvReduceCopySend;
 }
 
 bool reduces_received(MscclStepType type) {
@@ -133,8 +134,13 @@ class Conversion {
  public:
   Conversion(const LoadedProgram& program, const std::vector<NodeId>& npus, std::uint64_t size_bytes,
              const MscclRuntimeModel& model, const std::string& name, const std::string& source)
-      : program_(program), npus_(npus), source_(source), c_(program.chunks / program.ranks), model_(model),
-        schedule_(program.coll, size_bytes, npus, static_cast<std::uint32_t>(static_cast<std::uint64_t>(c_) * model.iterations), name) {
+      : program_(program),
+        npus_(npus),
+        source_(source),
+        c_(program.chunks / program.ranks),
+        model_(model),
+        schedule_(program.coll, size_bytes, npus,
+                  static_cast<std::uint32_t>(static_cast<std::uint64_t>(c_) * model.iterations), name) {
     for (int r = 0; r < program.ranks; ++r) {
       const LoadedRank& rank = program.by_rank[static_cast<std::size_t>(r)];
       first_runner_.push_back(runners_.size());
@@ -188,7 +194,9 @@ class Conversion {
   }
 
  private:
-  bool finished(const Runner& runner) const { return runner.tb->transfers.empty() || runner.iteration == model_.iterations; }
+  bool finished(const Runner& runner) const {
+    return runner.tb->transfers.empty() || runner.iteration == model_.iterations;
+  }
 
   int calls_of(const LoadedTransfer& step) const {
     if (!sends(step.type) && !receives(step.type)) return 1;
@@ -236,9 +244,7 @@ class Conversion {
           if (buffer == MscclBuffer::kOutput) at = rank * c_ + index;
           array = 0;
           break;
-        case CollectiveKind::kAllReduce:
-          array = 0;
-          break;
+        case CollectiveKind::kAllReduce: array = 0; break;
       }
     }
     return slots[array][static_cast<std::size_t>(at)];
@@ -274,8 +280,9 @@ class Conversion {
   }
 
   const Frontier& published(const Runner& target, std::int64_t flag) const {
-    const auto it = std::lower_bound(target.publications.begin(), target.publications.end(), flag,
-                                     [](const auto& publication, std::int64_t value) { return publication.first < value; });
+    const auto it =
+        std::lower_bound(target.publications.begin(), target.publications.end(), flag,
+                         [](const auto& publication, std::int64_t value) { return publication.first < value; });
     return it->second;
   }
 
@@ -331,7 +338,8 @@ class Conversion {
 
     Frontier ready = runner.after;
     if (runner.call == 0) {
-      for (const auto& [tb, counter] : step.deps) merge(ready, published(runner_of(runner.rank, tb), flag_value(it, counter)));
+      for (const auto& [tb, counter] : step.deps)
+        merge(ready, published(runner_of(runner.rank, tb), flag_value(it, counter)));
     }
     const auto read_range = [&](MscclBuffer buffer, int offset) {
       for (int k = 0; k < count; ++k) merge(ready, slot(it, runner.rank, buffer, offset + first + k).written_after);
@@ -352,9 +360,11 @@ class Conversion {
       Message message = std::move(in->fifo.front());
       in->fifo.pop_front();
       if (message.chunks.size() != static_cast<std::size_t>(count)) {
-        throw InputError(source_, "", step_label(step.line, runner.rank, runner.tb->id, step.position, step.type) + ": receives a call of " +
-                                          std::to_string(count) + " chunk(s) but the matching send carries " +
-                                          std::to_string(message.chunks.size()) + " (matched steps need the same cnt, SPEC 7.2)");
+        throw InputError(source_, "",
+                         step_label(step.line, runner.rank, runner.tb->id, step.position, step.type) +
+                             ": receives a call of " + std::to_string(count) +
+                             " chunk(s) but the matching send carries " + std::to_string(message.chunks.size()) +
+                             " (matched steps need the same cnt, SPEC 7.2)");
       }
       after.push_back(message.transfer);
       prune(after);
@@ -366,9 +376,10 @@ class Conversion {
       for (int k = 0; k < count; ++k) {
         const ChunkId chunk = slot(it, runner.rank, step.srcbuf, step.srcoff + first + k).chunk;
         if (chunk == kUnwritten) {
-          throw InputError(source_, "", step_label(step.line, runner.rank, runner.tb->id, step.position, step.type) + ": reads " +
-                                            msccl_buffer_name(step.srcbuf) + "[" + std::to_string(step.srcoff + first + k) +
-                                            "], which no earlier step wrote");
+          throw InputError(source_, "",
+                           step_label(step.line, runner.rank, runner.tb->id, step.position, step.type) + ": reads " +
+                               msccl_buffer_name(step.srcbuf) + "[" + std::to_string(step.srcoff + first + k) +
+                               "], which no earlier step wrote");
         }
         chunks.push_back(sub_chunk(chunk, it));
       }
@@ -404,13 +415,15 @@ class Conversion {
   /// threadblock until it ends.
   void send(Runner& runner, const LoadedTransfer& step, Connection& out, std::vector<ChunkId> chunks, Frontier& after) {
     if (out.reduces.empty()) {
-      throw InputError(source_, "", step_label(step.line, runner.rank, runner.tb->id, step.position, step.type) +
-                                        ": sends to rank " + std::to_string(runner.tb->send) + " on channel " +
-                                        std::to_string(runner.tb->chan) + ", which receives nothing there");
+      throw InputError(source_, "",
+                       step_label(step.line, runner.rank, runner.tb->id, step.position, step.type) +
+                           ": sends to rank " + std::to_string(runner.tb->send) + " on channel " +
+                           std::to_string(runner.tb->chan) + ", which receives nothing there");
     }
     const bool reduce = out.reduces[out.sent % out.reduces.size()] != 0;
-    const TransferId id = schedule_.add(npus_[static_cast<std::size_t>(runner.rank)], npus_[static_cast<std::size_t>(runner.tb->send)],
-                                        reduce ? TransferKind::kReduce : TransferKind::kCopy, chunks, after, 0.0, 0.0, kNoLink);
+    const TransferId id =
+        schedule_.add(npus_[static_cast<std::size_t>(runner.rank)], npus_[static_cast<std::size_t>(runner.tb->send)],
+                      reduce ? TransferKind::kReduce : TransferKind::kCopy, chunks, after, 0.0, 0.0, kNoLink);
     facts_.push_back({after, out.id, out.sent});
     out.fifo.push_back({std::move(chunks), id});
     ++out.sent;
@@ -431,15 +444,18 @@ class Conversion {
     if (waits_for.empty() && receives(step.type)) {
       const auto found = connections_.find({runner.tb->recv, runner.rank, runner.tb->chan});
       if (found == connections_.end() || found->second.fifo.empty()) {
-        waits_for = "a message from rank " + std::to_string(runner.tb->recv) + " on channel " + std::to_string(runner.tb->chan);
+        waits_for =
+            "a message from rank " + std::to_string(runner.tb->recv) + " on channel " + std::to_string(runner.tb->chan);
       }
     }
     if (waits_for.empty()) {
-      waits_for = "room in its connection to rank " + std::to_string(runner.tb->send) + " on channel " + std::to_string(runner.tb->chan) +
-                  " (the runtime buffers " + std::to_string(model_.fifo_calls) + " calls per connection)";
+      waits_for = "room in its connection to rank " + std::to_string(runner.tb->send) + " on channel " +
+                  std::to_string(runner.tb->chan) + " (the runtime buffers " + std::to_string(model_.fifo_calls) +
+                  " calls per connection)";
     }
     std::string where = step_label(step.line, runner.rank, runner.tb->id, step.position, step.type);
-    if (model_.iterations > 1) where += " in slice " + std::to_string(runner.iteration + 1) + " of " + std::to_string(model_.iterations);
+    if (model_.iterations > 1)
+      where += " in slice " + std::to_string(runner.iteration + 1) + " of " + std::to_string(model_.iterations);
     return where + " waits forever for " + waits_for + ": the program deadlocks, so it has no time to simulate";
   }
 
@@ -449,13 +465,13 @@ class Conversion {
   int c_;
   MscclRuntimeModel model_;
   Schedule schedule_;
-  std::int64_t counters_ = 1;  ///< step counter values per iteration
+  std::int64_t counters_ = 1;         ///< step counter values per iteration
   std::vector<TransferFacts> facts_;  ///< by transfer id
   std::vector<Runner> runners_;
   std::vector<std::size_t> first_runner_;  ///< by rank
   std::deque<std::size_t> queue_;
   std::vector<char> queued_;
-  std::vector<std::vector<RankSlots>> slots_;  ///< by iteration, then rank
+  std::vector<std::vector<RankSlots>> slots_;                    ///< by iteration, then rank
   std::map<std::tuple<int, int, int>, Connection> connections_;  ///< (from, to, chan)
 };
 
@@ -465,7 +481,8 @@ std::uint64_t modeled_calls(const LoadedProgram& program, const MscclRuntimeMode
   for (const LoadedRank& rank : program.by_rank) {
     for (const LoadedThreadblock& tb : rank.threadblocks) {
       for (const LoadedTransfer& step : tb.transfers) {
-        if (sends(step.type)) calls += static_cast<std::uint64_t>((step.cnt + model.max_allowed_count - 1) / model.max_allowed_count);
+        if (sends(step.type))
+          calls += static_cast<std::uint64_t>((step.cnt + model.max_allowed_count - 1) / model.max_allowed_count);
       }
     }
   }
@@ -480,9 +497,10 @@ Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology
   std::string problem = load_program(program, loaded);
   if (!problem.empty()) throw InputError(source, "", problem);
   if (loaded.chunks % loaded.ranks != 0) {
-    throw InputError(source, "", "line " + std::to_string(program.line) + ": <algo> nchunksperloop=\"" +
-                                     std::to_string(loaded.chunks) + "\" is not a multiple of ngpus=\"" +
-                                     std::to_string(loaded.ranks) + "\": tenet's schedules give every rank as many chunks");
+    throw InputError(source, "",
+                     "line " + std::to_string(program.line) + ": <algo> nchunksperloop=\"" +
+                         std::to_string(loaded.chunks) + "\" is not a multiple of ngpus=\"" +
+                         std::to_string(loaded.ranks) + "\": tenet's schedules give every rank as many chunks");
   }
   std::vector<NodeId> npus;
   problem = map_ranks(program, topology, members, npus);
@@ -493,9 +511,10 @@ Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology
   const std::uint64_t calls = modeled_calls(loaded, model);
   if (per_rank > kMaxChunksPerNpu || calls > kMaxModeledCalls) {
     throw InputError(source, "--size",
-                     "at " + std::to_string(size_bytes) + " bytes the runtime runs this file in " + std::to_string(model.iterations) +
-                         " slices per chunk, " + std::to_string(calls) + " primitive calls in all; tenet simulates at most " +
-                         std::to_string(kMaxModeledCalls) + " calls and " + std::to_string(kMaxChunksPerNpu) +
+                     "at " + std::to_string(size_bytes) + " bytes the runtime runs this file in " +
+                         std::to_string(model.iterations) + " slices per chunk, " + std::to_string(calls) +
+                         " primitive calls in all; tenet simulates at most " + std::to_string(kMaxModeledCalls) +
+                         " calls and " + std::to_string(kMaxChunksPerNpu) +
                          " slices per rank: simulate a smaller size");
   }
   return Conversion(loaded, npus, size_bytes, model, program.name, source).run();

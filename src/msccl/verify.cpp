@@ -48,12 +48,13 @@ std::string map_ranks(const MscclProgram& program, const Topology& topology, std
     const NodeId file_id = program.rank_to_npu[rank];
     const auto found = by_file_id.find(file_id);
     if (found == by_file_id.end()) {
-      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(file_id) + ", which topology '" +
-             topology.name + "' does not have (or has failed)";
+      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(file_id) +
+             ", which topology '" + topology.name + "' does not have (or has failed)";
     }
     if (!seen.insert(file_id).second) return "rank_to_npu maps two ranks to NPU " + std::to_string(file_id);
     if (allowed.count(found->second) == 0) {
-      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(file_id) + ", which is not one of --members";
+      return "rank_to_npu maps rank " + std::to_string(rank) + " to NPU " + std::to_string(file_id) +
+             ", which is not one of --members";
     }
     npus.push_back(found->second);
   }
@@ -72,9 +73,10 @@ std::string check_routes(const LoadedProgram& loaded, const Topology& topology, 
     for (int peer : peers) {
       const NodeId to = npus[static_cast<std::size_t>(peer)];
       if (tree.hops[to] != ~std::uint32_t{0}) continue;
-      return "rank " + std::to_string(rank) + " (NPU " + std::to_string(topology.original_npu_id(npus[static_cast<std::size_t>(rank)])) +
-             ") sends to rank " + std::to_string(peer) + " (NPU " + std::to_string(topology.original_npu_id(to)) +
-             "), but topology '" + topology.name + "' has no link or route between them";
+      return "rank " + std::to_string(rank) + " (NPU " +
+             std::to_string(topology.original_npu_id(npus[static_cast<std::size_t>(rank)])) + ") sends to rank " +
+             std::to_string(peer) + " (NPU " + std::to_string(topology.original_npu_id(to)) + "), but topology '" +
+             topology.name + "' has no link or route between them";
     }
   }
   return "";

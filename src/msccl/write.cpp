@@ -13,10 +13,10 @@
 #include <optional>
 #include <stdexcept>
 
-#include "writer.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/sim/simulator.hpp"
+#include "writer.hpp"
 
 namespace tenet {
 namespace {
@@ -56,7 +56,8 @@ std::string default_name(const Schedule& schedule, const Topology& topology) {
   name += "_";
   name += topology.name;
   for (char& c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!keep) c = '_';
   }
   if (name.size() > 63) name.resize(63);
@@ -76,8 +77,9 @@ WriterContext make_context(const Schedule& schedule, const MscclWriteOptions& op
   if (context.ranks < 2) throw InputError("", "MSCCL XML", "an MSCCL algorithm needs at least 2 ranks");
   if (context.ranks > kMaxChildren) {
     throw InputError("", "MSCCL XML",
-                     std::to_string(context.ranks) + " ranks: the runtime's reader keeps at most 1024 <gpu> elements "
-                     "(MAX_SUBS children of <algo>); use fewer NPUs (--members)");
+                     std::to_string(context.ranks) +
+                         " ranks: the runtime's reader keeps at most 1024 <gpu> elements "
+                         "(MAX_SUBS children of <algo>); use fewer NPUs (--members)");
   }
   const double chunks = static_cast<double>(context.ranks) * context.per_rank;
   if (chunks > kMaxOffset) {
@@ -91,13 +93,15 @@ WriterContext make_context(const Schedule& schedule, const MscclWriteOptions& op
   for (NodeId member : schedule.members()) largest = std::max(largest, member);
   for (const Transfer& transfer : schedule.transfers()) largest = std::max({largest, transfer.src, transfer.dst});
   context.rank_of.assign(static_cast<std::size_t>(largest) + 1, -1);
-  for (std::size_t r = 0; r < schedule.members().size(); ++r) context.rank_of[schedule.members()[r]] = static_cast<int>(r);
+  for (std::size_t r = 0; r < schedule.members().size(); ++r)
+    context.rank_of[schedule.members()[r]] = static_cast<int>(r);
   for (std::size_t t = 0; t < schedule.size(); ++t) {
     const Transfer& transfer = schedule.transfer(static_cast<TransferId>(t));
     for (NodeId npu : {transfer.src, transfer.dst}) {
       if (context.rank_of[npu] < 0) {
         throw InputError("", "MSCCL XML",
-                         "transfer " + std::to_string(t) + " passes through NPU " + std::to_string(topology.original_npu_id(npu)) +
+                         "transfer " + std::to_string(t) + " passes through NPU " +
+                             std::to_string(topology.original_npu_id(npu)) +
                              ", which is not a member: MSCCL moves data only between the communicator's ranks; "
                              "choose members that are connected among themselves, or run on all NPUs");
       }
@@ -120,17 +124,23 @@ void check_step_floor(const WriterContext& context, const Topology& topology) {
   }
   const std::uint64_t room = static_cast<std::uint64_t>(kMaxNodes - 1 - context.ranks);
   for (int rank = 0; rank < context.ranks; ++rank) {
-    const std::uint64_t floor = std::max(receives[static_cast<std::size_t>(rank)], sends[static_cast<std::size_t>(rank)]);
+    const std::uint64_t floor =
+        std::max(receives[static_cast<std::size_t>(rank)], sends[static_cast<std::size_t>(rank)]);
     if (floor < room) continue;
     const double excess = static_cast<double>(floor) / static_cast<double>(std::max<std::uint64_t>(room, 1));
     const int chunks = static_cast<int>(std::floor(context.per_rank / excess * 0.9));
-    std::string message = "rank " + std::to_string(rank) + " (NPU " + std::to_string(topology.original_npu_id(schedule.members()[static_cast<std::size_t>(rank)])) +
-                          ") receives " + std::to_string(receives[static_cast<std::size_t>(rank)]) + " transfers and sends " +
-                          std::to_string(sends[static_cast<std::size_t>(rank)]) +
+    std::string message = "rank " + std::to_string(rank) + " (NPU " +
+                          std::to_string(topology.original_npu_id(schedule.members()[static_cast<std::size_t>(rank)])) +
+                          ") receives " + std::to_string(receives[static_cast<std::size_t>(rank)]) +
+                          " transfers and sends " + std::to_string(sends[static_cast<std::size_t>(rank)]) +
                           ", at least one step each, but the runtime's reader loads at most 4095 XML nodes per rank (" +
                           std::to_string(room) + " steps with " + std::to_string(context.ranks) + " gpus): ";
-    message += chunks >= 1 ? "use fewer chunks per NPU (about " + std::to_string(chunks) + ", --chunks-per-npu " + std::to_string(chunks) + ")"
-                           : std::string("even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)");
+    message +=
+        chunks >= 1
+            ? "use fewer chunks per NPU (about " + std::to_string(chunks) + ", --chunks-per-npu " +
+                  std::to_string(chunks) + ")"
+            : std::string(
+                  "even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)");
     throw InputError("", "MSCCL XML", message);
   }
 }
@@ -149,10 +159,11 @@ std::string suggestion(const WriterContext& context, const LayoutChoices& choice
     return plan_for(context, other, plan, ignored);
   };
   if (problem.channels_help) {
-    for (std::uint32_t channels = choices.channels + 1; channels <= static_cast<std::uint32_t>(kMaxChannels); ++channels) {
+    for (std::uint32_t channels = choices.channels + 1; channels <= static_cast<std::uint32_t>(kMaxChannels);
+         ++channels) {
       if (fits(channels)) {
-        return "spread each connection over " + std::to_string(channels) + " channels (--channels " + std::to_string(channels) +
-               ") or use fewer chunks per NPU";
+        return "spread each connection over " + std::to_string(channels) + " channels (--channels " +
+               std::to_string(channels) + ") or use fewer chunks per NPU";
       }
     }
   }
@@ -167,7 +178,8 @@ std::string suggestion(const WriterContext& context, const LayoutChoices& choice
     const int chunks = std::max(1, static_cast<int>(std::floor(context.per_rank / problem.excess * 0.9)));
     const double tb_steps = problem.tb_steps * static_cast<double>(chunks) / context.per_rank * 1.1;
     const auto channels = static_cast<std::uint32_t>(std::ceil(choices.channels * tb_steps / kMaxSteps));
-    std::string text = "use fewer chunks per NPU (about " + std::to_string(chunks) + ", --chunks-per-npu " + std::to_string(chunks);
+    std::string text =
+        "use fewer chunks per NPU (about " + std::to_string(chunks) + ", --chunks-per-npu " + std::to_string(chunks);
     if (channels > choices.channels) text += " with --channels " + std::to_string(channels);
     return text + ")";
   }
@@ -183,8 +195,8 @@ void print_step(std::string& out, int s, const char* type, const Location& src, 
   out += msccl_buffer_name(src.buffer);
   out += "\" srcoff=\"" + std::to_string(src.index) + "\" dstbuf=\"";
   out += msccl_buffer_name(dst.buffer);
-  out += "\" dstoff=\"" + std::to_string(dst.index) + "\" cnt=\"" + std::to_string(cnt) + "\" depid=\"" + std::to_string(depid) +
-         "\" deps=\"" + std::to_string(deps) + "\" hasdep=\"" + (hasdep ? "1" : "0") + "\"/>\n";
+  out += "\" dstoff=\"" + std::to_string(dst.index) + "\" cnt=\"" + std::to_string(cnt) + "\" depid=\"" +
+         std::to_string(depid) + "\" deps=\"" + std::to_string(deps) + "\" hasdep=\"" + (hasdep ? "1" : "0") + "\"/>\n";
 }
 
 void print_op(std::string& out, const Plan& plan, const Op& op) {
@@ -193,7 +205,8 @@ void print_op(std::string& out, const Plan& plan, const Op& op) {
   // Several dependencies: one nop per extra dependency, directly before the step (SPEC 6.3).
   const int first = op.position - std::max(0, static_cast<int>(op.deps.size()) - 1);
   for (std::size_t d = 1; d < op.deps.size(); ++d) {
-    print_step(out, first + static_cast<int>(d) - 1, "nop", nowhere_in, nowhere_out, 0, op.deps[d].first, op.deps[d].second, false);
+    print_step(out, first + static_cast<int>(d) - 1, "nop", nowhere_in, nowhere_out, 0, op.deps[d].first,
+               op.deps[d].second, false);
   }
   const int depid = op.deps.empty() ? -1 : op.deps[0].first;
   const int deps = op.deps.empty() ? -1 : op.deps[0].second;
@@ -208,15 +221,18 @@ void print_op(std::string& out, const Plan& plan, const Op& op) {
       print_step(out, op.position, "s", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
       break;
     case OpKind::kRecv:
-      if (piece.reduce) print_step(out, op.position, "rrc", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
-      else print_step(out, op.position, "r", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
+      if (piece.reduce)
+        print_step(out, op.position, "rrc", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
+      else
+        print_step(out, op.position, "r", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
       break;
     case OpKind::kFused:
-      if (piece.reduce) print_step(out, op.position, "rrcs", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
-      else print_step(out, op.position, "rcs", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
+      if (piece.reduce)
+        print_step(out, op.position, "rrcs", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
+      else
+        print_step(out, op.position, "rcs", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
       break;
-    case OpKind::kCopy:
-      break;
+    case OpKind::kCopy: break;
   }
 }
 
@@ -236,15 +252,16 @@ void print_comment(std::string& out, const std::string& text) {
   out += " -->\n";
 }
 
-void print_provenance(std::string& out, const WriterContext& context, const Schedule& schedule, const Topology& topology,
-                      const MscclWriteOptions& options) {
+void print_provenance(std::string& out, const WriterContext& context, const Schedule& schedule,
+                      const Topology& topology, const MscclWriteOptions& options) {
   std::string line = "tenet " TENET_VERSION ": ";
   line += schedule.algorithm();
   line += ' ';
   line += collective_name(schedule.collective());
   line += " on topology ";
   line += topology.name;
-  line += ", " + std::to_string(context.ranks) + " ranks, " + std::to_string(context.per_rank) + " chunk(s) per NPU, made for ";
+  line += ", " + std::to_string(context.ranks) + " ranks, " + std::to_string(context.per_rank) +
+          " chunk(s) per NPU, made for ";
   line += format_size(schedule.size_bytes());
   line += " (" + std::to_string(schedule.size_bytes()) + " bytes)";
   if (options.seed) line += ", seed " + std::to_string(*options.seed);
@@ -257,7 +274,8 @@ void print_provenance(std::string& out, const WriterContext& context, const Sche
   use += coll_name(context.coll);
   use += " calls on " + std::to_string(context.ranks) + " ranks whose element count";
   if (context.coll != CollectiveKind::kAllReduce) use += " times " + std::to_string(context.ranks);
-  use += " is a multiple of " + std::to_string(context.chunks) + ", of 0 <= bytes < " + std::to_string(max_bytes(schedule));
+  use += " is a multiple of " + std::to_string(context.chunks) + ", of 0 <= bytes < " +
+         std::to_string(max_bytes(schedule));
   if (max_bytes(schedule) == kDefaultMaxBytes) use += " (the default: no minBytes/maxBytes given)";
   print_comment(out, use);
   std::string mapping = "rank_to_npu:";
@@ -278,7 +296,8 @@ std::string print(const WriterContext& context, const Plan& plan, const Schedule
          std::to_string(plan.nchannels) + "\" nchunksperloop=\"" + std::to_string(n) + "\" ngpus=\"" +
          std::to_string(context.ranks) + "\" coll=\"" + coll_name(context.coll) + "\" inplace=\"" +
          (options.in_place ? "1" : "0") + "\"";
-  if (max_bytes(schedule) != kDefaultMaxBytes) out += " minBytes=\"0\" maxBytes=\"" + std::to_string(max_bytes(schedule)) + "\"";
+  if (max_bytes(schedule) != kDefaultMaxBytes)
+    out += " minBytes=\"0\" maxBytes=\"" + std::to_string(max_bytes(schedule)) + "\"";
   out += ">\n";
   // Buffers the file never names are declared with 0 chunks, as msccl-tools does.
   int i_chunks = 0;
@@ -327,8 +346,9 @@ std::string checked_name(const MscclWriteOptions& options, const Schedule& sched
     return c > ' ' && c <= '~' && c != '"' && c != '<' && c != '>' && c != '&';
   });
   if (!plain || options.name.size() > 63) {
-    throw InputError("", "MSCCL XML", "algorithm name '" + options.name +
-                                          "': at most 63 printable characters without spaces, quotes, '<', '>' or '&'");
+    throw InputError("", "MSCCL XML",
+                     "algorithm name '" + options.name +
+                         "': at most 63 printable characters without spaces, quotes, '<', '>' or '&'");
   }
   return options.name;
 }
@@ -338,7 +358,9 @@ double runtime_time_us(const std::string& text, const Schedule& schedule, const 
   MscclProgram program = parse_msccl_xml(text, "MSCCL XML");
   program.rank_to_npu.clear();
   for (NodeId member : schedule.members()) program.rank_to_npu.push_back(topology.original_npu_id(member));
-  return simulate(topology, msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML", schedule.members())).time_us;
+  return simulate(topology,
+                  msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML", schedule.members()))
+      .time_us;
 }
 
 /// Channel counts `--channels auto` tries, fewest first: more channels let transfers of one
@@ -365,7 +387,8 @@ int lane_budget(const WriterContext& context) {
       peers->erase(std::unique(peers->begin(), peers->end()), peers->end());
       most_peers = std::max(most_peers, peers->size());
     }
-    most_directions = std::max(most_directions, send_peers[static_cast<std::size_t>(rank)].size() + recv_peers[static_cast<std::size_t>(rank)].size());
+    most_directions = std::max(most_directions, send_peers[static_cast<std::size_t>(rank)].size() +
+                                                    recv_peers[static_cast<std::size_t>(rank)].size());
   }
   const std::size_t groups = (most_peers + kMaxPeersPerChannel - 1) / kMaxPeersPerChannel;
   const std::size_t by_channels = static_cast<std::size_t>(kMaxChannels) / groups;
@@ -380,8 +403,10 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   const int fifo = context.fifo_calls;
   const bool automatic = options.channels == 0;
   std::vector<std::uint32_t> channel_counts;
-  if (automatic) channel_counts.assign(std::begin(kAutoChannels), std::end(kAutoChannels));
-  else channel_counts.push_back(options.channels);
+  if (automatic)
+    channel_counts.assign(std::begin(kAutoChannels), std::end(kAutoChannels));
+  else
+    channel_counts.push_back(options.channels);
 
   // Every layout within the limits is timed as the runtime runs it; then the fastest whose file
   // the interpreter runs to the right result at every call split is written (ties: the one made
@@ -416,7 +441,8 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
     std::vector<std::size_t> order(timed.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return timed[a].time_us < timed[b].time_us; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return timed[a].time_us < timed[b].time_us; });
     for (std::size_t i : order) {
       // Races are excluded by construction (deps.cpp); deadlocks and the result are checked.
       const MscclVerifyResult check = verify_msccl_xml(timed[i].text, nullptr, false);
@@ -444,8 +470,8 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
     if (best > 0.0) previous_best = best;
   }
   // Threadblocks too long for the runtime: automatic channels go on doubling.
-  for (std::uint32_t channels = 2 * channel_counts.back(); automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels);
-       channels *= 2) {
+  for (std::uint32_t channels = 2 * channel_counts.back();
+       automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels); channels *= 2) {
     consider_all(channels);
   }
   std::optional<MscclWritten> best = verified_fastest();
@@ -459,7 +485,8 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   if (!first_limit.empty() && first_failure.empty()) throw InputError("", "MSCCL XML", first_limit);
   if (!first_limit.empty()) {
     throw InputError("", "MSCCL XML",
-                     "the layouts within the runtime's limits fail (" + first_failure + "), and the others exceed them: " + first_limit);
+                     "the layouts within the runtime's limits fail (" + first_failure +
+                         "), and the others exceed them: " + first_limit);
   }
   throw std::logic_error("the MSCCL writer produced no layout that passes its own verification: " + first_failure);
 }
@@ -491,7 +518,8 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
   }
 }
 
-std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology,
+                                  const MscclWriteOptions& options) {
   return write_msccl_xml(schedule, topology, options).text;
 }
 

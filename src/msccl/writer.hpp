@@ -32,16 +32,16 @@ struct WriterContext {
   CollectiveKind coll = CollectiveKind::kAllReduce;
   bool in_place = true;
   int ranks = 0;
-  int per_rank = 1;   ///< chunks per member (C in SPEC)
-  int chunks = 0;     ///< nchunksperloop (N)
+  int per_rank = 1;  ///< chunks per member (C in SPEC)
+  int chunks = 0;    ///< nchunksperloop (N)
   int fifo_calls = 2;
   std::vector<int> rank_of;  ///< NPU id -> rank, -1 for non-members
 };
 
 /// Choices one attempt makes; write.cpp retries with safer ones when a layout fails.
 struct LayoutChoices {
-  bool pair = true;          ///< pair a receive peer with a send peer in one tb, fusing forwards
-  int cap = kMaxCount;       ///< largest cnt of one step
+  bool pair = true;     ///< pair a receive peer with a send peer in one tb, fusing forwards
+  int cap = kMaxCount;  ///< largest cnt of one step
   std::uint32_t channels = 1;
   /// Sends also wait for the transfers of this rank their transfer depends on in the schedule
   /// (a switch port's planned order), not only for their data (deps.cpp).
@@ -54,15 +54,15 @@ struct Piece {
   int receiver = 0;
   bool reduce = false;
   int cnt = 0;
-  std::uint64_t entry = 0;   ///< its first chunk, as an index into the writer's per-chunk arrays
-  Location read;             ///< on the sender
-  Location write;            ///< on the receiver
-  Location operand;          ///< the receiver's local operand of a reduction
+  std::uint64_t entry = 0;  ///< its first chunk, as an index into the writer's per-chunk arrays
+  Location read;            ///< on the sender
+  Location write;           ///< on the receiver
+  Location operand;         ///< the receiver's local operand of a reduction
   std::uint64_t send_event = 0;
   std::uint64_t recv_event = 0;
-  int part = 0;              ///< index among its transfer's pieces
+  int part = 0;  ///< index among its transfer's pieces
   int channel = 0;
-  int forwards = -1;         ///< the received piece whose data this one sends on unchanged, if any
+  int forwards = -1;  ///< the received piece whose data this one sends on unchanged, if any
 };
 
 enum class OpKind { kSend, kRecv, kFused, kCopy };
@@ -78,9 +78,9 @@ struct Op {
   int copy_cnt = 0;
   std::int64_t event = 0;
   int part = 0;
-  int tb = -1;        ///< -1: absorbed into a fused op
-  int index = 0;      ///< in its tb
-  int position = 0;   ///< XML position in its tb (after nops)
+  int tb = -1;                            ///< -1: absorbed into a fused op
+  int index = 0;                          ///< in its tb
+  int position = 0;                       ///< XML position in its tb (after nops)
   std::vector<std::pair<int, int>> deps;  ///< (tb, index in that tb), later (tb, position)
   bool awaited = false;
 

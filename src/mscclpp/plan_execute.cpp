@@ -55,9 +55,9 @@ struct Endpoint {
   std::uint64_t consumed = 0;   ///< waits that returned here
   std::deque<Clock> clocks;
   std::deque<Deps> deps;
-  Deps pending_port;            ///< port transfers queued here and not yet covered by a signal
+  Deps pending_port;  ///< port transfers queued here and not yet covered by a signal
   ChannelType type = ChannelType::kMemory;
-  int index = 0;                ///< rank-level channel index
+  int index = 0;  ///< rank-level channel index
 };
 
 struct Semaphore {
@@ -114,7 +114,8 @@ class Executor {
     for (int r = 0; r < ranks_; ++r) {
       rank_base_[static_cast<std::size_t>(r)] = total;
       const PlanGpu& gpu = plan_.gpus[static_cast<std::size_t>(r)];
-      total += static_cast<std::uint64_t>(gpu.input_chunks) + gpu.output_chunks + 2 * static_cast<std::uint64_t>(gpu.scratch_chunks);
+      total += static_cast<std::uint64_t>(gpu.input_chunks) + gpu.output_chunks +
+               2 * static_cast<std::uint64_t>(gpu.scratch_chunks);
     }
     rank_base_.back() = total;
     if (total * words_ > kMaxSlotWords) {
@@ -132,7 +133,8 @@ class Executor {
     for (int r = 0; r < ranks_; ++r) {
       block_base_.push_back(static_cast<int>(blocks_.size()));
       const PlanGpu& gpu = plan_.gpus[static_cast<std::size_t>(r)];
-      for (std::size_t b = 0; b < gpu.threadblocks.size(); ++b) blocks_.push_back({r, static_cast<int>(b), 0, 1, false, 0, {}});
+      for (std::size_t b = 0; b < gpu.threadblocks.size(); ++b)
+        blocks_.push_back({r, static_cast<int>(b), 0, 1, false, 0, {}});
     }
     block_base_.push_back(static_cast<int>(blocks_.size()));
     races_ = blocks_.size() <= kMaxRaceBlocks;
@@ -176,8 +178,11 @@ class Executor {
     const PlanGpu& gpu = plan_.gpus[static_cast<std::size_t>(rank)];
     switch (type) {
       case BufferType::kInput: return base + static_cast<std::uint64_t>(index);
-      case BufferType::kOutput: return base + static_cast<std::uint64_t>(gpu.input_chunks) + static_cast<std::uint64_t>(index);
-      case BufferType::kScratch: return base + static_cast<std::uint64_t>(gpu.input_chunks) + gpu.output_chunks + static_cast<std::uint64_t>(index);
+      case BufferType::kOutput:
+        return base + static_cast<std::uint64_t>(gpu.input_chunks) + static_cast<std::uint64_t>(index);
+      case BufferType::kScratch:
+        return base + static_cast<std::uint64_t>(gpu.input_chunks) + gpu.output_chunks +
+               static_cast<std::uint64_t>(index);
     }
     return base;
   }
@@ -185,7 +190,8 @@ class Executor {
   /// Packet chunk k of a rank's scratch: a separate slot space (the packet image is twice as large).
   std::uint64_t packet_slot(int rank, int index) const {
     const PlanGpu& gpu = plan_.gpus[static_cast<std::size_t>(rank)];
-    return slot(rank, BufferType::kScratch, 0) + static_cast<std::uint64_t>(gpu.scratch_chunks) + static_cast<std::uint64_t>(index);
+    return slot(rank, BufferType::kScratch, 0) + static_cast<std::uint64_t>(gpu.scratch_chunks) +
+           static_cast<std::uint64_t>(index);
   }
 
   std::string describe(std::uint64_t s) const {
@@ -224,7 +230,8 @@ class Executor {
     for (int r = 0; r < ranks_; ++r) {
       const PlanGpu& gpu = plan_.gpus[static_cast<std::size_t>(r)];
       for (int pass = 0; pass < 2; ++pass) {
-        endpoint_base_[static_cast<std::size_t>(r) * 2 + static_cast<std::size_t>(pass)] = static_cast<int>(endpoints_.size());
+        endpoint_base_[static_cast<std::size_t>(r) * 2 + static_cast<std::size_t>(pass)] =
+            static_cast<int>(endpoints_.size());
         const std::vector<int>& peers = pass == 0 ? gpu.memory_peers : gpu.port_peers;
         for (std::size_t i = 0; i < peers.size(); ++i) {
           Endpoint endpoint;
@@ -277,12 +284,14 @@ class Executor {
   }
 
   std::string where(const BlockState& block) const {
-    return "/gpus/" + std::to_string(block.rank) + "/threadblocks/" + std::to_string(block.local) + "/ops/" + std::to_string(block.pc);
+    return "/gpus/" + std::to_string(block.rank) + "/threadblocks/" + std::to_string(block.local) + "/ops/" +
+           std::to_string(block.pc);
   }
 
   std::string who(int block_id, int op) const {
     const BlockState& block = blocks_[static_cast<std::size_t>(block_id)];
-    return "rank " + std::to_string(block.rank) + " threadblock " + std::to_string(block.local) + " op " + std::to_string(op);
+    return "rank " + std::to_string(block.rank) + " threadblock " + std::to_string(block.local) + " op " +
+           std::to_string(op);
   }
 
   // ---- clocks -----------------------------------------------------------------------------------
@@ -327,8 +336,9 @@ class Executor {
     const BlockState& block = blocks_[static_cast<std::size_t>(b)];
     const Access here{b, static_cast<int>(block.pc), block.segment};
     auto race = [&](const Access& other, const char* what) {
-      error_ = "race: " + who(b, here.op) + " (" + where(block) + ") " + (write ? "writes " : "reads ") + describe(s) + " while " +
-               who(other.block, other.op) + " may still " + what + " it; nothing orders the two (a nop, a signal and wait, a semaphore)";
+      error_ = "race: " + who(b, here.op) + " (" + where(block) + ") " + (write ? "writes " : "reads ") + describe(s) +
+               " while " + who(other.block, other.op) + " may still " + what +
+               " it; nothing orders the two (a nop, a signal and wait, a semaphore)";
       return false;
     };
     if (!ordered(b, last_write_[s])) return race(last_write_[s], "write");
@@ -342,7 +352,8 @@ class Executor {
     } else {
       if (!reads.empty() && reads.back().block == b) {
         reads.back() = here;
-      } else if (std::find_if(reads.begin(), reads.end(), [b](const Access& a) { return a.block == b; }) == reads.end()) {
+      } else if (std::find_if(reads.begin(), reads.end(), [b](const Access& a) { return a.block == b; }) ==
+                 reads.end()) {
         reads.push_back(here);
       } else {
         for (Access& read : reads) {
@@ -357,7 +368,8 @@ class Executor {
   bool knows_started(int b, int rank) {
     if (!races_) return true;
     const std::uint32_t* clock = clock_of(b);
-    for (int x = block_base_[static_cast<std::size_t>(rank)]; x < block_base_[static_cast<std::size_t>(rank) + 1]; ++x) {
+    for (int x = block_base_[static_cast<std::size_t>(rank)]; x < block_base_[static_cast<std::size_t>(rank) + 1];
+         ++x) {
       if (clock[x] >= 1) return true;
     }
     return false;
@@ -376,7 +388,9 @@ class Executor {
     if (!ref.remote) return {block.rank, ref.type, ref.index, ref.size};
     const PlanThreadblock& tb = threadblock(block);
     const std::vector<int>& list = channel_type == ChannelType::kPort ? tb.port_buffers : tb.memory_buffers;
-    const RemoteBuffer& buffer = plan_.gpus[static_cast<std::size_t>(block.rank)].remote_buffers[static_cast<std::size_t>(list[static_cast<std::size_t>(ref.buffer_id)])];
+    const RemoteBuffer& buffer =
+        plan_.gpus[static_cast<std::size_t>(block.rank)]
+            .remote_buffers[static_cast<std::size_t>(list[static_cast<std::size_t>(ref.buffer_id)])];
     return {buffer.rank, buffer.type, ref.index, ref.size};
   }
 
@@ -385,8 +399,8 @@ class Executor {
   }
 
   /// dst[k] = sum of srcs[k] (a copy when there is one source), for every chunk k of the ranges.
-  bool combine(int b, const std::vector<Range>& srcs, const std::vector<bool>& src_packet, const std::vector<Range>& dsts,
-               const std::vector<bool>& dst_packet) {
+  bool combine(int b, const std::vector<Range>& srcs, const std::vector<bool>& src_packet,
+               const std::vector<Range>& dsts, const std::vector<bool>& dst_packet) {
     const BlockState& block = blocks_[static_cast<std::size_t>(b)];
     const int size = srcs.front().size;
     std::vector<std::uint64_t> sum(words_);
@@ -403,12 +417,13 @@ class Executor {
           break;
         }
         if (chunk_[s] < 0) {
-          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") reduces " + describe(s) + ", which holds nothing";
+          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") reduces " + describe(s) +
+                   ", which holds nothing";
           return false;
         }
         if (i > 0 && chunk_[s] != chunk) {
-          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") adds chunk " + std::to_string(chunk_[s]) + " (" +
-                   describe(s) + ") to chunk " + std::to_string(chunk);
+          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") adds chunk " +
+                   std::to_string(chunk_[s]) + " (" + describe(s) + ") to chunk " + std::to_string(chunk);
           return false;
         }
         chunk = chunk_[s];
@@ -425,15 +440,19 @@ class Executor {
       }
       for (std::size_t i = 0; i < dsts.size(); ++i) {
         if (dsts[i].rank != block.rank && !knows_started(b, dsts[i].rank)) {
-          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") writes into rank " + std::to_string(dsts[i].rank) +
-                   " before it knows that rank started this launch; the previous launch may still be using the buffer (SPEC 9.4: "
+          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") writes into rank " +
+                   std::to_string(dsts[i].rank) +
+                   " before it knows that rank started this launch; the previous launch may still be using the buffer "
+                   "(SPEC 9.4: "
                    "signal and wait once before the first write)";
           return false;
         }
         const std::uint64_t d = range_slot(dsts[i], k, dst_packet[i]);
-        if (dst_packet[i] && chunk_[d] >= 0 && (chunk_[d] != chunk || !std::equal(sum.begin(), sum.end(), bits_.begin() + static_cast<std::ptrdiff_t>(d * words_)))) {
-          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") writes other data into " + describe(d) +
-                   ", which already holds packets of this launch; a reader cannot tell the two apart";
+        if (dst_packet[i] && chunk_[d] >= 0 &&
+            (chunk_[d] != chunk ||
+             !std::equal(sum.begin(), sum.end(), bits_.begin() + static_cast<std::ptrdiff_t>(d * words_)))) {
+          error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + ") writes other data into " +
+                   describe(d) + ", which already holds packets of this launch; a reader cannot tell the two apart";
           return false;
         }
         if (!dst_packet[i] && !access(b, d, true)) return false;
@@ -458,7 +477,8 @@ class Executor {
   /// Packets a packet op reads: all written this launch? (else the op spins.)
   bool packets_ready(const Range& range) const {
     for (int k = 0; k < range.size; ++k) {
-      if (chunk_[packet_slot(range.rank, range.index + k)] < 0 && packet_writer_[packet_slot(range.rank, range.index + k)] == ~std::uint32_t{0}) {
+      if (chunk_[packet_slot(range.rank, range.index + k)] < 0 &&
+          packet_writer_[packet_slot(range.rank, range.index + k)] == ~std::uint32_t{0}) {
         return false;
       }
     }
@@ -482,11 +502,10 @@ class Executor {
     const ChannelType type = op.channel_type;
     switch (op.name) {
       case OpName::kNop:
-      case OpName::kFlush:
-        nop(b);
-        break;
+      case OpName::kFlush: nop(b); break;
       case OpName::kBarrier: {
-        Barrier& barrier = barriers_[static_cast<std::size_t>(block.rank) * (kMaxBarrierId + 1) + static_cast<std::size_t>(op.barrier_id)];
+        Barrier& barrier = barriers_[static_cast<std::size_t>(block.rank) * (kMaxBarrierId + 1) +
+                                     static_cast<std::size_t>(op.barrier_id)];
         if (!block.at_barrier) {
           nop(b);
           block.at_barrier = true;
@@ -576,7 +595,8 @@ class Executor {
         if (!put(b, op)) return false;
         break;
       default:
-        error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + "): operation '" + op_name_text(op.name) + "' is not executed by tenet's verifier";
+        error_ = who(b, static_cast<int>(block.pc)) + " (" + where(block) + "): operation '" + op_name_text(op.name) +
+                 "' is not executed by tenet's verifier";
         return false;
     }
     ++block.pc;
@@ -607,7 +627,8 @@ class Executor {
     std::vector<bool> flags(list.size(), false);
     for (std::size_t e = 0; e < list.size(); ++e) {
       flags[e] = (op.name == OpName::kUpkt && src_side) || (op.name == OpName::kRepkt && src_side && e > 0) ||
-                 (op.name == OpName::kCpkt && !src_side) || (op.name == OpName::kPpkt && !src_side) || op.name == OpName::kRppkt;
+                 (op.name == OpName::kCpkt && !src_side) || (op.name == OpName::kPpkt && !src_side) ||
+                 op.name == OpName::kRppkt;
     }
     return flags;
   }
@@ -671,7 +692,8 @@ class Executor {
         }
         if (record_) {
           if (port) {
-            Endpoint& endpoint = endpoints_[static_cast<std::size_t>(endpoint_of(block, ChannelType::kPort, op.channel_ids[e]))];
+            Endpoint& endpoint =
+                endpoints_[static_cast<std::size_t>(endpoint_of(block, ChannelType::kPort, op.channel_ids[e]))];
             endpoint.pending_port.push_back(id);
           }
           done.push_back(id);
@@ -709,11 +731,13 @@ class Executor {
       if (listed++ >= 3) continue;
       const PlanOp& op = threadblock(block).ops[block.pc];
       if (!stuck.empty()) stuck += "; ";
-      stuck += who(static_cast<int>(b), static_cast<int>(block.pc)) + " (" + where(block) + ") waits forever in '" + op_name_text(op.name) + "'";
+      stuck += who(static_cast<int>(b), static_cast<int>(block.pc)) + " (" + where(block) + ") waits forever in '" +
+               op_name_text(op.name) + "'";
       if ((op.name == OpName::kWait || op.name == OpName::kRlxWait) && !op.channel_ids.empty()) {
-        const Endpoint& endpoint = endpoints_[static_cast<std::size_t>(endpoint_of(block, op.channel_type, op.channel_ids[0]))];
-        stuck += " on " + std::string(channel_type_text(endpoint.type)) + " channel " + std::to_string(endpoint.index) + " (to rank " +
-                 std::to_string(endpoint.peer) + ") for a signal that never comes";
+        const Endpoint& endpoint =
+            endpoints_[static_cast<std::size_t>(endpoint_of(block, op.channel_type, op.channel_ids[0]))];
+        stuck += " on " + std::string(channel_type_text(endpoint.type)) + " channel " + std::to_string(endpoint.index) +
+                 " (to rank " + std::to_string(endpoint.peer) + ") for a signal that never comes";
       }
     }
     if (blocked > 0) {
@@ -725,9 +749,10 @@ class Executor {
   void finish_checks() {
     for (const Endpoint& endpoint : endpoints_) {
       if (endpoint.delivered > endpoint.consumed) {
-        error_ = "unpaired signal: rank " + std::to_string(endpoint.rank) + "'s " + channel_type_text(endpoint.type) + " channel " +
-                 std::to_string(endpoint.index) + " (to rank " + std::to_string(endpoint.peer) + ") receives " + std::to_string(endpoint.delivered) +
-                 " signal(s) per launch but waits " + std::to_string(endpoint.consumed) + " time(s); the surplus leaks into the next launch";
+        error_ = "unpaired signal: rank " + std::to_string(endpoint.rank) + "'s " + channel_type_text(endpoint.type) +
+                 " channel " + std::to_string(endpoint.index) + " (to rank " + std::to_string(endpoint.peer) +
+                 ") receives " + std::to_string(endpoint.delivered) + " signal(s) per launch but waits " +
+                 std::to_string(endpoint.consumed) + " time(s); the surplus leaks into the next launch";
         return;
       }
     }
@@ -735,8 +760,9 @@ class Executor {
       const auto& list = semaphores_[static_cast<std::size_t>(r)];
       for (std::size_t s = 0; s < list.size(); ++s) {
         if (list[s].value != list[s].initial) {
-          error_ = "rank " + std::to_string(r) + "'s semaphore " + std::to_string(s) + " ends a launch at " + std::to_string(list[s].value) +
-                   " instead of its initial " + std::to_string(list[s].initial) + "; releases and acquires must balance per launch";
+          error_ = "rank " + std::to_string(r) + "'s semaphore " + std::to_string(s) + " ends a launch at " +
+                   std::to_string(list[s].value) + " instead of its initial " + std::to_string(list[s].initial) +
+                   "; releases and acquires must balance per launch";
           return;
         }
       }
@@ -757,7 +783,8 @@ class Executor {
           chunk = r * no() + k;
         }
         const std::uint64_t s = slot(r, BufferType::kOutput, k);
-        const bool same = chunk_[s] == chunk && std::equal(expected.begin(), expected.end(), bits_.begin() + static_cast<std::ptrdiff_t>(s * words_));
+        const bool same = chunk_[s] == chunk && std::equal(expected.begin(), expected.end(),
+                                                           bits_.begin() + static_cast<std::ptrdiff_t>(s * words_));
         if (same) continue;
         std::string held = "nothing";
         if (chunk_[s] >= 0) {
@@ -767,8 +794,9 @@ class Executor {
         }
         int want = 0;
         for (std::uint64_t word : expected) want += __builtin_popcountll(word);
-        error_ = "wrong result: rank " + std::to_string(r) + "'s output chunk " + std::to_string(k) + " holds " + held + " at the end; " +
-                 plan_.collective + " needs chunk " + std::to_string(chunk) + " with " + std::to_string(want) + " contribution(s)";
+        error_ = "wrong result: rank " + std::to_string(r) + "'s output chunk " + std::to_string(k) + " holds " + held +
+                 " at the end; " + plan_.collective + " needs chunk " + std::to_string(chunk) + " with " +
+                 std::to_string(want) + " contribution(s)";
         return;
       }
     }

@@ -14,7 +14,7 @@ namespace tenet::mscclpp_detail {
 constexpr int kMaxOpsPerThreadblock = 64;
 constexpr int kMaxChannelIdsPerOp = 8;
 constexpr int kMaxBuffersPerOp = 10;
-constexpr int kMaxChannelsPerThreadblock = 16;  ///< per channel type
+constexpr int kMaxChannelsPerThreadblock = 16;       ///< per channel type
 constexpr int kMaxRemoteBuffersPerThreadblock = 16;  ///< per access type
 constexpr int kMaxSemaphoreIdsPerOp = 16;
 constexpr int kMaxBarrierId = 15;
@@ -24,14 +24,41 @@ enum class BufferType : std::uint8_t { kInput, kOutput, kScratch };
 enum class ChannelType : std::uint8_t { kNone, kMemory, kPort, kSwitch };
 
 enum class OpName : std::uint8_t {
-  kNop, kBarrier, kSignal, kRlxSignal, kWait, kRlxWait, kFlush, kPut, kPws, kPwsf, kGet, kCopy, kRe, kRes, kRre,
-  kRres, kCpkt, kUpkt, kPpkt, kRppkt, kRepkt, kRespkt, kRecpkt, kRecspkt, kGlres, kGstore, kGstorepkt,
-  kSemAcquire, kSemRelease, kPipeline
+  kNop,
+  kBarrier,
+  kSignal,
+  kRlxSignal,
+  kWait,
+  kRlxWait,
+  kFlush,
+  kPut,
+  kPws,
+  kPwsf,
+  kGet,
+  kCopy,
+  kRe,
+  kRes,
+  kRre,
+  kRres,
+  kCpkt,
+  kUpkt,
+  kPpkt,
+  kRppkt,
+  kRepkt,
+  kRespkt,
+  kRecpkt,
+  kRecspkt,
+  kGlres,
+  kGstore,
+  kGstorepkt,
+  kSemAcquire,
+  kSemRelease,
+  kPipeline
 };
 
 const char* op_name_text(OpName name);
 std::optional<OpName> op_name_from(const std::string& text);
-const char* buffer_type_text(BufferType type);  ///< "i", "o", "s"
+const char* buffer_type_text(BufferType type);    ///< "i", "o", "s"
 const char* channel_type_text(ChannelType type);  ///< "none", "memory", "port", "switch"
 
 /// A buffer entry: local ({"type", "index", "size"}) or a peer's ({"buffer_id", "index", "size"}).
@@ -59,7 +86,7 @@ struct PlanThreadblock {
   std::vector<PlanOp> ops;
   std::vector<int> memory_channels;  ///< rank-level memory channel index per block position
   std::vector<int> port_channels;
-  std::vector<int> memory_buffers;   ///< remote buffer id per block position, memory access
+  std::vector<int> memory_buffers;  ///< remote buffer id per block position, memory access
   std::vector<int> port_buffers;
 };
 

@@ -23,11 +23,11 @@ constexpr std::int64_t kMaxRanks = 4096;
 constexpr std::int64_t kMaxChunks = 1 << 20;
 constexpr std::int64_t kMaxIndex = std::numeric_limits<int>::max() / 2;
 
-const char* const kOpNames[] = {"nop",  "barrier", "signal", "rlxsignal", "wait",    "rlxwait",   "flush",
-                                "put",  "pws",     "pwsf",   "get",       "copy",    "re",        "res",
-                                "rre",  "rres",    "cpkt",   "upkt",      "ppkt",    "rppkt",     "repkt",
-                                "respkt", "recpkt", "recspkt", "glres",   "gstore",  "gstorepkt", "sem_acquire",
-                                "sem_release", "pipeline"};
+const char* const kOpNames[] = {"nop",   "barrier", "signal",    "rlxsignal",   "wait",        "rlxwait",
+                                "flush", "put",     "pws",       "pwsf",        "get",         "copy",
+                                "re",    "res",     "rre",       "rres",        "cpkt",        "upkt",
+                                "ppkt",  "rppkt",   "repkt",     "respkt",      "recpkt",      "recspkt",
+                                "glres", "gstore",  "gstorepkt", "sem_acquire", "sem_release", "pipeline"};
 
 class Reader {
  public:
@@ -48,16 +48,19 @@ class Reader {
     if (auto v = unsigned_at(root, "", "buffer_alignment")) plan.buffer_alignment = *v;
     if (auto v = unsigned_at(root, "", "min_message_size")) plan.min_message_size = *v;
     if (auto v = unsigned_at(root, "", "max_message_size")) plan.max_message_size = *v;
-    if (auto v = int_at(root, "", "num_threads_per_block", 1, kMaxThreadsPerBlock, false)) plan.threads_per_block = static_cast<int>(*v);
+    if (auto v = int_at(root, "", "num_threads_per_block", 1, kMaxThreadsPerBlock, false))
+      plan.threads_per_block = static_cast<int>(*v);
     if (plan.buffer_alignment == 0) problems_.add("/buffer_alignment", "must be at least 1 (16 or a multiple of 16)");
     const json* gpus = array_at(root, "", "gpus", true);
     if (gpus == nullptr) return plan;
     if (gpus->empty() || static_cast<std::int64_t>(gpus->size()) > kMaxRanks) {
-      problems_.add("/gpus", "holds " + std::to_string(gpus->size()) + " ranks; expected 1 to " + std::to_string(kMaxRanks));
+      problems_.add("/gpus",
+                    "holds " + std::to_string(gpus->size()) + " ranks; expected 1 to " + std::to_string(kMaxRanks));
       return plan;
     }
     plan.gpus.resize(gpus->size());
-    for (std::size_t r = 0; r < gpus->size(); ++r) read_gpu((*gpus)[r], "/gpus/" + std::to_string(r), static_cast<int>(r), plan.gpus[r]);
+    for (std::size_t r = 0; r < gpus->size(); ++r)
+      read_gpu((*gpus)[r], "/gpus/" + std::to_string(r), static_cast<int>(r), plan.gpus[r]);
     return plan;
   }
 
@@ -114,7 +117,8 @@ class Reader {
   std::vector<int> int_list(const json& array, const std::string& pointer, std::int64_t max) {
     std::vector<int> values;
     for (std::size_t i = 0; i < array.size(); ++i) {
-      if (auto v = read_integer(array[i], pointer + "/" + std::to_string(i), 0, max, problems_)) values.push_back(static_cast<int>(*v));
+      if (auto v = read_integer(array[i], pointer + "/" + std::to_string(i), 0, max, problems_))
+        values.push_back(static_cast<int>(*v));
     }
     return values;
   }
@@ -136,25 +140,29 @@ class Reader {
     if (*text == "port") return ChannelType::kPort;
     if (*text == "switch") return ChannelType::kSwitch;
     if (*text == "none") return ChannelType::kNone;
-    problems_.add(pointer, "unknown channel type '" + *text + "'; expected \"memory\", \"port\", \"switch\" or \"none\"");
+    problems_.add(pointer,
+                  "unknown channel type '" + *text + "'; expected \"memory\", \"port\", \"switch\" or \"none\"");
     return std::nullopt;
   }
 
   void read_gpu(const json& value, const std::string& pointer, int rank, PlanGpu& gpu) {
     if (!is_object(value, pointer)) return;
     if (auto id = int_at(value, pointer, "id", 0, kMaxRanks, true); id && *id != rank) {
-      problems_.add(pointer + "/id", "is " + std::to_string(*id) + "; the executor requires gpus[r].id == r (" + std::to_string(rank) + ")");
+      problems_.add(pointer + "/id", "is " + std::to_string(*id) + "; the executor requires gpus[r].id == r (" +
+                                         std::to_string(rank) + ")");
     }
     if (auto v = int_at(value, pointer, "input_chunks", 1, kMaxChunks, true)) gpu.input_chunks = static_cast<int>(*v);
     if (auto v = int_at(value, pointer, "output_chunks", 1, kMaxChunks, true)) gpu.output_chunks = static_cast<int>(*v);
-    if (auto v = int_at(value, pointer, "scratch_chunks", 0, kMaxChunks, true)) gpu.scratch_chunks = static_cast<int>(*v);
+    if (auto v = int_at(value, pointer, "scratch_chunks", 0, kMaxChunks, true))
+      gpu.scratch_chunks = static_cast<int>(*v);
     if (const json* channels = array_at(value, pointer, "channels", true)) {
       for (std::size_t c = 0; c < channels->size(); ++c) {
         const std::string at = pointer + "/channels/" + std::to_string(c);
         const json& entry = (*channels)[c];
         if (!is_object(entry, at)) continue;
         const json* type_value = member(entry, at, "channel_type", true);
-        const std::optional<ChannelType> type = type_value ? channel_type(*type_value, at + "/channel_type") : std::nullopt;
+        const std::optional<ChannelType> type =
+            type_value ? channel_type(*type_value, at + "/channel_type") : std::nullopt;
         if (!type) continue;
         if (*type == ChannelType::kSwitch) {
           gpu.has_switch_channels = true;
@@ -201,7 +209,8 @@ class Reader {
     if (const json* blocks = array_at(value, pointer, "threadblocks", true)) {
       gpu.threadblocks.resize(blocks->size());
       for (std::size_t b = 0; b < blocks->size(); ++b) {
-        read_threadblock((*blocks)[b], pointer + "/threadblocks/" + std::to_string(b), static_cast<int>(b), gpu.threadblocks[b]);
+        read_threadblock((*blocks)[b], pointer + "/threadblocks/" + std::to_string(b), static_cast<int>(b),
+                         gpu.threadblocks[b]);
       }
     }
   }
@@ -210,18 +219,22 @@ class Reader {
     if (!is_object(value, pointer)) return;
     if (auto id = int_at(value, pointer, "id", 0, kMaxIndex, true); id && *id != position) {
       problems_.add(pointer + "/id", "is " + std::to_string(*id) + "; must equal the threadblock's position " +
-                                         std::to_string(position) + " (the executor fills channel tables by id but runs ops by position)");
+                                         std::to_string(position) +
+                                         " (the executor fills channel tables by id but runs ops by position)");
     }
     if (const json* channels = array_at(value, pointer, "channels", true)) {
       for (std::size_t c = 0; c < channels->size(); ++c) {
         const std::string at = pointer + "/channels/" + std::to_string(c);
         if (!is_object((*channels)[c], at)) continue;
         const json* type_value = member((*channels)[c], at, "channel_type", true);
-        const ChannelType type = type_value ? channel_type(*type_value, at + "/channel_type").value_or(ChannelType::kNone) : ChannelType::kNone;
+        const ChannelType type = type_value
+                                     ? channel_type(*type_value, at + "/channel_type").value_or(ChannelType::kNone)
+                                     : ChannelType::kNone;
         const json* ids = array_at((*channels)[c], at, "channel_ids", true);
         if (ids == nullptr) continue;
         const std::vector<int> list = int_list(*ids, at + "/channel_ids", kMaxIndex);
-        if (type == ChannelType::kMemory) block.memory_channels.insert(block.memory_channels.end(), list.begin(), list.end());
+        if (type == ChannelType::kMemory)
+          block.memory_channels.insert(block.memory_channels.end(), list.begin(), list.end());
         if (type == ChannelType::kPort) block.port_channels.insert(block.port_channels.end(), list.begin(), list.end());
       }
     }
@@ -230,11 +243,14 @@ class Reader {
         const std::string at = pointer + "/remote_buffer_refs/" + std::to_string(c);
         if (!is_object((*refs)[c], at)) continue;
         const json* type_value = member((*refs)[c], at, "access_channel_type", true);
-        const ChannelType type = type_value ? channel_type(*type_value, at + "/access_channel_type").value_or(ChannelType::kNone) : ChannelType::kNone;
+        const ChannelType type =
+            type_value ? channel_type(*type_value, at + "/access_channel_type").value_or(ChannelType::kNone)
+                       : ChannelType::kNone;
         const json* ids = array_at((*refs)[c], at, "remote_buffer_ids", true);
         if (ids == nullptr) continue;
         const std::vector<int> list = int_list(*ids, at + "/remote_buffer_ids", kMaxIndex);
-        if (type == ChannelType::kMemory) block.memory_buffers.insert(block.memory_buffers.end(), list.begin(), list.end());
+        if (type == ChannelType::kMemory)
+          block.memory_buffers.insert(block.memory_buffers.end(), list.begin(), list.end());
         if (type == ChannelType::kPort) block.port_buffers.insert(block.port_buffers.end(), list.begin(), list.end());
       }
     }
@@ -246,7 +262,8 @@ class Reader {
       return;
     }
     block.ops.resize(ops->size());
-    for (std::size_t o = 0; o < ops->size(); ++o) read_op((*ops)[o], pointer + "/ops/" + std::to_string(o), block.ops[o]);
+    for (std::size_t o = 0; o < ops->size(); ++o)
+      read_op((*ops)[o], pointer + "/ops/" + std::to_string(o), block.ops[o]);
   }
 
   void read_buffers(const json& object, const std::string& pointer, const char* key, std::vector<BufferRef>& entries) {
@@ -302,7 +319,8 @@ class Reader {
     read_buffers(value, pointer, "dst_buff", op.dst);
     if (op.name == OpName::kBarrier) {
       op.barrier_id = static_cast<int>(int_at(value, pointer, "barrier_id", 0, kMaxIndex, true).value_or(0));
-      op.num_threadblocks = static_cast<int>(int_at(value, pointer, "num_threadblocks", 1, kMaxIndex, true).value_or(1));
+      op.num_threadblocks =
+          static_cast<int>(int_at(value, pointer, "num_threadblocks", 1, kMaxIndex, true).value_or(1));
     }
   }
 

@@ -53,13 +53,15 @@ std::string op_text(const PlanOp& op) {
   if (op.has_channel_type) out += std::string(", \"channel_type\": \"") + channel_type_text(op.channel_type) + "\"";
   if (!op.semaphore_ids.empty()) out += ", \"semaphore_ids\": " + int_list(op.semaphore_ids);
   if (op.name == OpName::kBarrier) {
-    out += ", \"barrier_id\": " + std::to_string(op.barrier_id) + ", \"num_threadblocks\": " + std::to_string(op.num_threadblocks);
+    out += ", \"barrier_id\": " + std::to_string(op.barrier_id) +
+           ", \"num_threadblocks\": " + std::to_string(op.num_threadblocks);
   }
   return out + "}";
 }
 
 /// [{"KEY": "memory", "LIST": [...]}, {"KEY": "port", ...}], types without entries left out.
-std::string typed_lists(const char* key, const char* list, const std::vector<int>& memory, const std::vector<int>& port) {
+std::string typed_lists(const char* key, const char* list, const std::vector<int>& memory,
+                        const std::vector<int>& port) {
   std::string out = "[";
   if (!memory.empty()) out += std::string("{\"") + key + "\": \"memory\", \"" + list + "\": " + int_list(memory) + "}";
   if (!port.empty()) {
@@ -85,7 +87,8 @@ std::string remote_buffers_text(const std::vector<RemoteBuffer>& buffers) {
 
 std::string semaphores_text(const std::vector<std::int64_t>& values) {
   std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::string("{\"init_value\": ") + std::to_string(values[i]) + "}";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::string("{\"init_value\": ") + std::to_string(values[i]) + "}";
   return out + "]";
 }
 
@@ -112,15 +115,18 @@ std::string plan_to_text(const Plan& plan) {
       out += b ? ",\n        {\n" : "\n        {\n";
       out += "          \"id\": " + std::to_string(b) + ",\n";
       out += "          \"ops\": [";
-      for (std::size_t o = 0; o < block.ops.size(); ++o) out += (o ? ",\n            " : "\n            ") + op_text(block.ops[o]);
+      for (std::size_t o = 0; o < block.ops.size(); ++o)
+        out += (o ? ",\n            " : "\n            ") + op_text(block.ops[o]);
       out += block.ops.empty() ? "],\n" : "\n          ],\n";
-      out += "          \"channels\": " + typed_lists("channel_type", "channel_ids", block.memory_channels, block.port_channels) + ",\n";
+      out += "          \"channels\": " +
+             typed_lists("channel_type", "channel_ids", block.memory_channels, block.port_channels) + ",\n";
       out += "          \"remote_buffer_refs\": " +
              typed_lists("access_channel_type", "remote_buffer_ids", block.memory_buffers, block.port_buffers) + "\n";
       out += "        }";
     }
     out += gpu.threadblocks.empty() ? "],\n" : "\n      ],\n";
-    out += "      \"channels\": " + typed_lists("channel_type", "connected_to", gpu.memory_peers, gpu.port_peers) + ",\n";
+    out +=
+        "      \"channels\": " + typed_lists("channel_type", "connected_to", gpu.memory_peers, gpu.port_peers) + ",\n";
     out += "      \"remote_buffers\": " + remote_buffers_text(gpu.remote_buffers) + ",\n";
     out += "      \"semaphores\": " + semaphores_text(gpu.semaphores) + "\n";
     out += "    }";

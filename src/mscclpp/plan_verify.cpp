@@ -15,7 +15,8 @@ using namespace mscclpp_detail;
 
 MscclppProtocol parse_mscclpp_protocol(const std::string& text, const std::string& option) {
   std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "simple") return MscclppProtocol::kSimple;
   if (lower == "ll") return MscclppProtocol::kLL;
   throw InputError("", option, "unknown MSCCL++ protocol '" + text + "'; expected simple or ll");
@@ -25,8 +26,9 @@ namespace {
 
 void check_rank_count(const Plan& plan, const Topology& topology, const std::string& source) {
   if (plan.gpus.size() != topology.npu_count()) {
-    throw InputError(source, "/gpus", "the plan has " + std::to_string(plan.gpus.size()) + " ranks but topology '" + topology.name +
-                                          "' has " + std::to_string(topology.npu_count()) + " NPUs; rank r runs on NPU r");
+    throw InputError(source, "/gpus",
+                     "the plan has " + std::to_string(plan.gpus.size()) + " ranks but topology '" + topology.name +
+                         "' has " + std::to_string(topology.npu_count()) + " NPUs; rank r runs on NPU r");
   }
 }
 
@@ -43,7 +45,8 @@ MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::stri
   result.ranks = static_cast<int>(plan.gpus.size());
   for (const PlanGpu& gpu : plan.gpus) {
     result.max_threadblocks = std::max(result.max_threadblocks, static_cast<int>(gpu.threadblocks.size()));
-    for (const PlanThreadblock& block : gpu.threadblocks) result.max_ops = std::max(result.max_ops, static_cast<int>(block.ops.size()));
+    for (const PlanThreadblock& block : gpu.threadblocks)
+      result.max_ops = std::max(result.max_ops, static_cast<int>(block.ops.size()));
     result.memory_channels += static_cast<int>(gpu.memory_peers.size());
     result.port_channels += static_cast<int>(gpu.port_peers.size());
   }
@@ -74,8 +77,8 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
   const std::uint32_t ranks = static_cast<std::uint32_t>(plan.gpus.size());
   // The schedule's chunks: the buffer the collective size measures (output for all-gather, input
   // otherwise), in units that every rank owns equally many of.
-  const std::uint32_t plan_chunks = static_cast<std::uint32_t>(kind == CollectiveKind::kAllGather ? plan.gpus[0].output_chunks
-                                                                                                  : plan.gpus[0].input_chunks);
+  const std::uint32_t plan_chunks = static_cast<std::uint32_t>(
+      kind == CollectiveKind::kAllGather ? plan.gpus[0].output_chunks : plan.gpus[0].input_chunks);
   const std::uint32_t per_member = plan_chunks % ranks == 0 ? plan_chunks / ranks : plan_chunks;
   const std::uint32_t split = per_member * ranks / plan_chunks;  // schedule chunks per plan chunk
   std::vector<NodeId> members(ranks);
@@ -87,11 +90,12 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
     chunks.clear();
     for (int k = 0; k < transfer.chunks; ++k) {
       for (std::uint32_t part = 0; part < split; ++part) {
-        chunks.push_back(static_cast<ChunkId>((static_cast<std::uint64_t>(transfer.first_chunk + k) * split + part) % count));
+        chunks.push_back(
+            static_cast<ChunkId>((static_cast<std::uint64_t>(transfer.first_chunk + k) * split + part) % count));
       }
     }
-    schedule.add(static_cast<NodeId>(transfer.src_rank), static_cast<NodeId>(transfer.dst_rank), TransferKind::kCopy, chunks,
-                 transfer.deps, 0.0, 0.0);
+    schedule.add(static_cast<NodeId>(transfer.src_rank), static_cast<NodeId>(transfer.dst_rank), TransferKind::kCopy,
+                 chunks, transfer.deps, 0.0, 0.0);
   }
   return schedule;
 }

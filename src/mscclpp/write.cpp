@@ -48,13 +48,15 @@ std::vector<std::uint32_t> mscclpp_nodes(const Topology& topology, const std::ve
 
 namespace {
 
-std::vector<std::uint32_t> nodes_for(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+std::vector<std::uint32_t> nodes_for(const Schedule& schedule, const Topology& topology,
+                                     const MscclppOptions& options) {
   const std::size_t ranks = schedule.members().size();
   std::vector<std::uint32_t> node_of(ranks, 0);
   if (options.ranks_per_node > 0) {
     if (ranks % options.ranks_per_node != 0) {
-      throw InputError("", "--ranks-per-node", std::to_string(options.ranks_per_node) + " does not divide the " +
-                                                   std::to_string(ranks) + " ranks");
+      throw InputError(
+          "", "--ranks-per-node",
+          std::to_string(options.ranks_per_node) + " does not divide the " + std::to_string(ranks) + " ranks");
     }
     for (std::size_t r = 0; r < ranks; ++r) node_of[r] = static_cast<std::uint32_t>(r / options.ranks_per_node);
     return node_of;
@@ -68,8 +70,9 @@ std::vector<std::uint32_t> nodes_for(const Schedule& schedule, const Topology& t
   bool regular = ranks % node_count == 0;
   for (std::size_t r = 0; r < ranks && regular; ++r) regular = node_of[r] == r / per_node;
   if (!regular) {
-    throw InputError("", "--ranks-per-node", "the topology's nodes (NPUs on one first-level switch or joined by direct links) are not "
-                                             "equal runs of consecutive ranks, as MSCCL++ requires; pass --ranks-per-node N");
+    throw InputError("", "--ranks-per-node",
+                     "the topology's nodes (NPUs on one first-level switch or joined by direct links) are not "
+                     "equal runs of consecutive ranks, as MSCCL++ requires; pass --ranks-per-node N");
   }
   return node_of;
 }
@@ -85,10 +88,12 @@ std::string default_name(const Schedule& schedule) {
 
 }  // namespace
 
-std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                     const MscclppOptions& options) {
   if (options.in_place && schedule.collective() == CollectiveKind::kReduceScatter) {
-    throw InputError("", "--in-place", "in-place reduce-scatter plans are not matched consistently by the MSCCL++ shim (only the "
-                                       "rank whose pointers coincide sees an in-place call); write it out of place");
+    throw InputError("", "--in-place",
+                     "in-place reduce-scatter plans are not matched consistently by the MSCCL++ shim (only the "
+                     "rank whose pointers coincide sees an in-place call); write it out of place");
   }
   if (options.max_threadblocks < 1) throw InputError("", "--max-threadblocks", "must be at least 1");
   std::vector<int> rank_of(topology.npu_count(), -1);
@@ -120,12 +125,13 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
       for (const PlanThreadblock& block : plan.gpus[r].threadblocks) most_ops = std::max(most_ops, block.ops.size());
     }
     if (most_blocks > options.max_threadblocks) {
-      throw InputError("", "--max-threadblocks",
-                       "rank " + std::to_string(busiest_rank) + " needs " + std::to_string(most_blocks) +
-                           " threadblocks (one per lane of transfers to or from a peer" +
-                           (cap > 0 ? ", cut to fit 64 ops each" : std::string()) + ") but MSCCL++ runs all of them at once and " +
-                           std::to_string(options.max_threadblocks) +
-                           " fit; raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU (--chunks-per-npu)");
+      throw InputError(
+          "", "--max-threadblocks",
+          "rank " + std::to_string(busiest_rank) + " needs " + std::to_string(most_blocks) +
+              " threadblocks (one per lane of transfers to or from a peer" +
+              (cap > 0 ? ", cut to fit 64 ops each" : std::string()) + ") but MSCCL++ runs all of them at once and " +
+              std::to_string(options.max_threadblocks) +
+              " fit; raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU (--chunks-per-npu)");
     }
     if (most_ops > static_cast<std::size_t>(kMaxOpsPerThreadblock)) {
       limit = std::to_string(most_ops) + " ops in one threadblock";
@@ -139,8 +145,9 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
     if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);
     return text;
   }
-  throw InputError("", "--output", "the plan would need " + limit + " even with one transfer per threadblock; MSCCL++ allows " +
-                                       std::to_string(kMaxOpsPerThreadblock) + "; use fewer chunks per NPU (--chunks-per-npu)");
+  throw InputError("", "--output",
+                   "the plan would need " + limit + " even with one transfer per threadblock; MSCCL++ allows " +
+                       std::to_string(kMaxOpsPerThreadblock) + "; use fewer chunks per NPU (--chunks-per-npu)");
 }
 
 std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,

@@ -41,7 +41,7 @@ struct Group {
   int rank = 0;
   TransferId transfer = 0;
   std::int64_t event = -1;
-  int block = -1;  ///< threadblock on its rank
+  int block = -1;          ///< threadblock on its rank
   std::vector<int> after;  ///< groups of other threadblocks of the rank that must come first
 };
 
@@ -56,8 +56,8 @@ struct Connection {
 };
 
 struct LayoutBlock {
-  int send = -1;  ///< connection it sends on
-  int recv = -1;  ///< connection it receives on
+  int send = -1;            ///< connection it sends on
+  int recv = -1;            ///< connection it receives on
   std::vector<int> groups;  ///< in event order
 };
 
@@ -69,15 +69,15 @@ struct Layout {
   int per_rank = 1;  ///< chunks per member
   int input_chunks = 1;
   int output_chunks = 1;
-  std::vector<int> scratch_chunks;  ///< per rank
-  std::vector<std::vector<Run>> runs;  ///< per transfer
+  std::vector<int> scratch_chunks;                            ///< per rank
+  std::vector<std::vector<Run>> runs;                         ///< per transfer
   std::vector<std::vector<std::pair<Loc, Loc>>> init_copies;  ///< per rank: (from, to) of one chunk each
   std::vector<Group> groups;
   std::vector<int> send_group;  ///< per transfer
   std::vector<int> recv_group;
   std::vector<Connection> connections;
   std::vector<int> connection_of;  ///< per transfer
-  std::vector<int> staging;  ///< per transfer, LL port sends: first packet chunk of the sender's staging area
+  std::vector<int> staging;        ///< per transfer, LL port sends: first packet chunk of the sender's staging area
   std::vector<std::vector<LayoutBlock>> blocks;  ///< per rank, in order
 };
 

@@ -78,7 +78,8 @@ class Emitter {
     declare_channels(r, gpu, blocks);
     make_semaphores(r, gpu, blocks);
     remote_ids_.clear();
-    for (std::size_t b = 0; b < blocks.size(); ++b) gpu.threadblocks.push_back(threadblock(r, gpu, blocks, static_cast<int>(b)));
+    for (std::size_t b = 0; b < blocks.size(); ++b)
+      gpu.threadblocks.push_back(threadblock(r, gpu, blocks, static_cast<int>(b)));
   }
 
   /// Peers in the order the blocks first use them; per peer, its connections in one order that both
@@ -166,8 +167,9 @@ class Emitter {
   static void add_semaphore_ops(PlanThreadblock& block, OpName name, const std::vector<int>& ids) {
     for (std::size_t first = 0; first < ids.size(); first += kMaxSemaphoreIdsPerOp) {
       PlanOp op = simple(name);
-      op.semaphore_ids.assign(ids.begin() + static_cast<std::ptrdiff_t>(first),
-                              ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), first + kMaxSemaphoreIdsPerOp)));
+      op.semaphore_ids.assign(
+          ids.begin() + static_cast<std::ptrdiff_t>(first),
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), first + kMaxSemaphoreIdsPerOp)));
       block.ops.push_back(std::move(op));
     }
   }
@@ -195,11 +197,13 @@ class Emitter {
     }
     if (layout_block.recv >= 0) {
       const bool port = connection(layout_block.recv).port;
-      block.ops.push_back(on_channel(port ? OpName::kSignal : OpName::kRlxSignal, type_of(layout_block.recv), recv_position));
+      block.ops.push_back(
+          on_channel(port ? OpName::kSignal : OpName::kRlxSignal, type_of(layout_block.recv), recv_position));
     }
     if (layout_block.send >= 0) {
       const bool port = connection(layout_block.send).port;
-      block.ops.push_back(on_channel(port ? OpName::kWait : OpName::kRlxWait, type_of(layout_block.send), send_position));
+      block.ops.push_back(
+          on_channel(port ? OpName::kWait : OpName::kRlxWait, type_of(layout_block.send), send_position));
       need_nop = true;
     }
     if (need_nop) block.ops.push_back(simple(OpName::kNop));
@@ -233,7 +237,8 @@ class Emitter {
   void emit_init_copies(PlanThreadblock& block, const std::vector<std::pair<Loc, Loc>>& copies) {
     for (std::size_t i = 0; i < copies.size();) {
       std::size_t j = i + 1;
-      while (j < copies.size() && copies[j].first.type == copies[i].first.type && copies[j].second.type == copies[i].second.type &&
+      while (j < copies.size() && copies[j].first.type == copies[i].first.type &&
+             copies[j].second.type == copies[i].second.type &&
              copies[j].first.index == copies[i].first.index + static_cast<int>(j - i) &&
              copies[j].second.index == copies[i].second.index + static_cast<int>(j - i)) {
         ++j;
@@ -283,8 +288,7 @@ class Emitter {
       PlanOp op = on_channel(layout_.ll ? OpName::kPpkt : OpName::kPut, type, position);
       op.channel_ids.clear();
       std::size_t j = i;
-      while (j < plain && j - i < per_op && runs[j].count == runs[i].count &&
-             runs[j].read.type == runs[i].read.type) {
+      while (j < plain && j - i < per_op && runs[j].count == runs[i].count && runs[j].read.type == runs[i].read.type) {
         const Loc target = runs[j].landing.index >= 0 ? runs[j].landing : runs[j].write;
         op.src.push_back(local(runs[j].read, runs[j].count));
         op.dst.push_back(remote(target, runs[j].count));
@@ -317,7 +321,8 @@ class Emitter {
     }
     for (const Run& run : runs) {
       const bool reduce = run.operand.index >= 0;
-      PlanOp op = simple(layout_.ll ? (reduce ? OpName::kRepkt : OpName::kUpkt) : (reduce ? OpName::kRe : OpName::kCopy));
+      PlanOp op =
+          simple(layout_.ll ? (reduce ? OpName::kRepkt : OpName::kUpkt) : (reduce ? OpName::kRe : OpName::kCopy));
       if (reduce) op.src.push_back(local(run.operand, run.count));
       op.src.push_back(local(run.landing, run.count));
       op.dst = {local(run.write, run.count)};

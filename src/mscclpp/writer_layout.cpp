@@ -89,14 +89,17 @@ class Builder {
     return {};
   }
 
-  std::size_t slot(int rank, int chunk) const { return static_cast<std::size_t>(rank) * static_cast<std::size_t>(chunks()) + static_cast<std::size_t>(chunk); }
+  std::size_t slot(int rank, int chunk) const {
+    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(chunks()) + static_cast<std::size_t>(chunk);
+  }
 
   Loc home(int rank, int chunk) const { return written_[slot(rank, chunk)] ? work(rank, chunk) : initial(rank, chunk); }
 
   /// A rank's places as one number, for the conflict analysis.
   int place_id(const Loc& loc) const {
-    const int base = loc.type == BufferType::kInput ? 0 : loc.type == BufferType::kOutput ? layout_.input_chunks
-                                                                                            : layout_.input_chunks + layout_.output_chunks;
+    const int base = loc.type == BufferType::kInput    ? 0
+                     : loc.type == BufferType::kOutput ? layout_.input_chunks
+                                                       : layout_.input_chunks + layout_.output_chunks;
     return base + loc.index;
   }
 
@@ -111,8 +114,9 @@ class Builder {
   int rank_of(NodeId npu, TransferId t) const {
     const int rank = npu < rank_of_.size() ? rank_of_[npu] : -1;
     if (rank < 0) {
-      throw InputError("", "", "transfer " + std::to_string(t) + " goes through NPU " + std::to_string(npu) +
-                                   ", which is not a member of the collective; MSCCL++ plans have ranks for members only");
+      throw InputError("", "",
+                       "transfer " + std::to_string(t) + " goes through NPU " + std::to_string(npu) +
+                           ", which is not a member of the collective; MSCCL++ plans have ranks for members only");
     }
     return rank;
   }
@@ -130,7 +134,8 @@ class Builder {
     }
     start_order_.resize(count);
     for (std::size_t t = 0; t < count; ++t) start_order_[t] = static_cast<TransferId>(t);
-    std::stable_sort(start_order_.begin(), start_order_.end(), [&](TransferId a, TransferId b) { return start[a] < start[b]; });
+    std::stable_sort(start_order_.begin(), start_order_.end(),
+                     [&](TransferId a, TransferId b) { return start[a] < start[b]; });
 
     written_.assign(static_cast<std::size_t>(layout_.ranks) * static_cast<std::size_t>(chunks()), 0);
     last_writer_.assign(written_.size(), kNone);
@@ -172,15 +177,17 @@ class Builder {
       const Transfer transfer = schedule_.transfer(t);
       const int rank = rank_of(transfer.src, t);
       rank_of(transfer.dst, t);
-      if (transfer.src == transfer.dst) throw InputError("", "", "transfer " + std::to_string(t) + " sends to its own NPU");
+      if (transfer.src == transfer.dst)
+        throw InputError("", "", "transfer " + std::to_string(t) + " sends to its own NPU");
       send_event_[t] = event++;
       layout_.send_group[t] = static_cast<int>(layout_.groups.size());
       layout_.groups.push_back({GroupKind::kSend, rank, t, send_event_[t], -1, {}});
       for (ChunkId chunk : schedule_.chunks_of(transfer)) {
         const Loc from = home(rank, static_cast<int>(chunk));
         if (from.index < 0) {
-          throw InputError("", "", "transfer " + std::to_string(t) + " sends chunk " + std::to_string(chunk) +
-                                       " from a rank that does not hold it; write plans of verified schedules only");
+          throw InputError("", "",
+                           "transfer " + std::to_string(t) + " sends chunk " + std::to_string(chunk) +
+                               " from a rank that does not hold it; write plans of verified schedules only");
         }
         read_[t].push_back(from);
         read_writer_[t].push_back(last_writer_[slot(rank, static_cast<int>(chunk))]);
@@ -283,7 +290,9 @@ class Builder {
         if (!runs.empty()) {
           Run& last = runs.back();
           const Run probe{read_[t][i], landing, operand, write_[t][i], 0};
-          const auto shifted = [&](const Loc& loc) { return loc.index < 0 ? loc : Loc{loc.type, loc.index + last.count - 1}; };
+          const auto shifted = [&](const Loc& loc) {
+            return loc.index < 0 ? loc : Loc{loc.type, loc.index + last.count - 1};
+          };
           if (follows(shifted(last.read), probe.read) && follows(shifted(last.landing), probe.landing) &&
               follows(shifted(last.operand), probe.operand) && follows(shifted(last.write), probe.write)) {
             ++last.count;
@@ -338,11 +347,13 @@ class Builder {
           connection.dst = pair.second;
           connection.lane = static_cast<int>(lane);
           connection.segment = static_cast<int>(first / cap);
-          connection.port = node_of_[static_cast<std::size_t>(pair.first)] != node_of_[static_cast<std::size_t>(pair.second)];
+          connection.port =
+              node_of_[static_cast<std::size_t>(pair.first)] != node_of_[static_cast<std::size_t>(pair.second)];
           const std::size_t last = std::min(lanes[lane].size(), first + cap);
           connection.transfers.assign(lanes[lane].begin() + static_cast<std::ptrdiff_t>(first),
                                       lanes[lane].begin() + static_cast<std::ptrdiff_t>(last));
-          for (TransferId t : connection.transfers) layout_.connection_of[t] = static_cast<int>(layout_.connections.size());
+          for (TransferId t : connection.transfers)
+            layout_.connection_of[t] = static_cast<int>(layout_.connections.size());
           layout_.connections.push_back(std::move(connection));
         }
       }
@@ -404,11 +415,16 @@ class Builder {
       // Blocks in the order of their first event, so block 0 (which does the first copies) starts first.
       const auto first_event = [&](const LayoutBlock& block) {
         std::int64_t first = std::numeric_limits<std::int64_t>::max();
-        if (block.send >= 0) first = std::min(first, send_event_[layout_.connections[static_cast<std::size_t>(block.send)].transfers.front()]);
-        if (block.recv >= 0) first = std::min(first, recv_event_[layout_.connections[static_cast<std::size_t>(block.recv)].transfers.front()]);
+        if (block.send >= 0)
+          first =
+              std::min(first, send_event_[layout_.connections[static_cast<std::size_t>(block.send)].transfers.front()]);
+        if (block.recv >= 0)
+          first =
+              std::min(first, recv_event_[layout_.connections[static_cast<std::size_t>(block.recv)].transfers.front()]);
         return first;
       };
-      std::stable_sort(blocks.begin(), blocks.end(), [&](const LayoutBlock& a, const LayoutBlock& b) { return first_event(a) < first_event(b); });
+      std::stable_sort(blocks.begin(), blocks.end(),
+                       [&](const LayoutBlock& a, const LayoutBlock& b) { return first_event(a) < first_event(b); });
       layout_.blocks[static_cast<std::size_t>(r)] = std::move(blocks);
     }
     // Groups to blocks.
@@ -429,7 +445,8 @@ class Builder {
     for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
       const Group& group = layout_.groups[g];
       if (group.block < 0) continue;
-      layout_.blocks[static_cast<std::size_t>(group.rank)][static_cast<std::size_t>(group.block)].groups.push_back(static_cast<int>(g));
+      layout_.blocks[static_cast<std::size_t>(group.rank)][static_cast<std::size_t>(group.block)].groups.push_back(
+          static_cast<int>(g));
     }
     for (auto& blocks : layout_.blocks) {
       for (LayoutBlock& block : blocks) {
@@ -460,7 +477,8 @@ class Builder {
       std::size_t j = i;
       int last_write = -1;
       std::vector<int> reads;
-      for (; j < touches_.size() && touches_[j].rank == touches_[i].rank && touches_[j].place == touches_[i].place; ++j) {
+      for (; j < touches_.size() && touches_[j].rank == touches_[i].rank && touches_[j].place == touches_[i].place;
+           ++j) {
         const Touch& touch = touches_[j];
         if (last_write >= 0 && last_write != touch.group) edge(last_write, touch.group);
         if (touch.write) {
@@ -479,15 +497,18 @@ class Builder {
     for (std::size_t t = 0; t < schedule_.size(); ++t) {
       const NodeId src = schedule_.src(static_cast<TransferId>(t));
       for (TransferId dep : schedule_.deps_of(static_cast<TransferId>(t))) {
-        if (schedule_.dst(dep) == src) edge(layout_.recv_group[dep], layout_.send_group[t]);
-        else if (schedule_.src(dep) == src) edge(layout_.send_group[dep], layout_.send_group[t]);
+        if (schedule_.dst(dep) == src)
+          edge(layout_.recv_group[dep], layout_.send_group[t]);
+        else if (schedule_.src(dep) == src)
+          edge(layout_.send_group[dep], layout_.send_group[t]);
       }
     }
     // Segments of one lane send one after the other, as the lane did.
     for (std::size_t c = 1; c < layout_.connections.size(); ++c) {
       const Connection& previous = layout_.connections[c - 1];
       const Connection& current = layout_.connections[c];
-      if (current.segment > 0 && previous.src == current.src && previous.dst == current.dst && previous.lane == current.lane) {
+      if (current.segment > 0 && previous.src == current.src && previous.dst == current.dst &&
+          previous.lane == current.lane) {
         edge(layout_.send_group[previous.transfers.back()], layout_.send_group[current.transfers.front()]);
       }
     }

@@ -30,7 +30,8 @@ std::uint32_t Schedule::time_index(double us) {
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(us);
   std::uint32_t& slot = recent_times_[(bits * 0x9E3779B97F4A7C15ull) >> 52];
   if (slot != 0 && std::bit_cast<std::uint64_t>(times_[slot - 1]) == bits) return slot - 1;
-  if (times_.size() >= std::numeric_limits<std::uint32_t>::max()) throw std::length_error("Schedule: too many distinct times");
+  if (times_.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("Schedule: too many distinct times");
   times_.push_back(us);
   slot = static_cast<std::uint32_t>(times_.size());
   return slot - 1;
@@ -136,12 +137,14 @@ RouteId Schedule::add_route(std::span<const LinkId> links) {
 }
 
 void Schedule::retime(std::span<const double> starts, std::span<const double> ends) {
-  if (starts.size() != size() || ends.size() != size()) throw std::logic_error("Schedule::retime: one time per transfer");
+  if (starts.size() != size() || ends.size() != size())
+    throw std::logic_error("Schedule::retime: one time per transfer");
   std::vector<double> distinct(starts.begin(), starts.end());
   distinct.insert(distinct.end(), ends.begin(), ends.end());
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() >= std::numeric_limits<std::uint32_t>::max()) throw std::length_error("Schedule: too many distinct times");
+  if (distinct.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("Schedule: too many distinct times");
   auto index_of = [&](double us) {
     return static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), us) - distinct.begin());
   };

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <limits>
+#include <vector>
 
 #include "tenet/common/units.hpp"
 

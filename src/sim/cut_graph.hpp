@@ -63,9 +63,9 @@ class CutGraph {
  private:
   Graph graph_;
   std::uint32_t super_source_ = 0;
-  std::vector<Edge> reverse_;                ///< by edge index
+  std::vector<Edge> reverse_;                 ///< by edge index
   std::vector<std::uint32_t> reverse_index_;  ///< by edge index
-  std::vector<std::uint32_t> edge_source_;   ///< by edge index
+  std::vector<std::uint32_t> edge_source_;    ///< by edge index
   std::vector<std::uint32_t> edge_target_;
   std::vector<std::uint32_t> link_of_edge_;  ///< the link a forward edge carries; kNoLink for the others
   std::vector<std::uint32_t> source_edges_;  ///< by member index

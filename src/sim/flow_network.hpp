@@ -65,22 +65,22 @@ class FlowNetwork {
   std::uint32_t stride_;  ///< membership slots per flow: the longest route
 
   // Per link.
-  std::vector<double> capacity_;       ///< bytes per microsecond
-  std::vector<std::uint32_t> head_;    ///< first membership on the link, or kNone
-  std::vector<std::uint32_t> count_;   ///< flows on the link
-  std::vector<std::uint32_t> stamp_;   ///< epoch of the last component that took it in
-  std::vector<double> residual_;       ///< progressive filling: capacity not yet given out
-  std::vector<std::uint32_t> unfrozen_;///< progressive filling: flows on the link still rising
+  std::vector<double> capacity_;         ///< bytes per microsecond
+  std::vector<std::uint32_t> head_;      ///< first membership on the link, or kNone
+  std::vector<std::uint32_t> count_;     ///< flows on the link
+  std::vector<std::uint32_t> stamp_;     ///< epoch of the last component that took it in
+  std::vector<double> residual_;         ///< progressive filling: capacity not yet given out
+  std::vector<std::uint32_t> unfrozen_;  ///< progressive filling: flows on the link still rising
   std::vector<double> busy_since_;
   std::vector<LinkLoad> loads_;
 
   // Per flow slot.
   std::vector<TransferId> transfer_;
   std::vector<RouteId> route_;
-  std::vector<double> remaining_;      ///< bytes still to move as of updated_
-  std::vector<double> rate_;           ///< bytes per microsecond; 0 until the first settle
+  std::vector<double> remaining_;  ///< bytes still to move as of updated_
+  std::vector<double> rate_;       ///< bytes per microsecond; 0 until the first settle
   std::vector<double> updated_;
-  std::vector<double> new_rate_;       ///< progressive filling result; < 0 while unfrozen
+  std::vector<double> new_rate_;  ///< progressive filling result; < 0 while unfrozen
   std::vector<std::uint32_t> flow_stamp_;
   std::vector<std::uint32_t> heap_pos_;
   std::vector<FlowId> free_;
@@ -91,8 +91,8 @@ class FlowNetwork {
 
   std::vector<End> heap_;
   std::vector<LinkId> seeds_;
-  std::vector<FlowId> started_;        ///< flows started since the last settle
-  double ended_level_;                 ///< lowest rate of a flow that ended beside others since then
+  std::vector<FlowId> started_;  ///< flows started since the last settle
+  double ended_level_;           ///< lowest rate of a flow that ended beside others since then
   std::uint32_t epoch_ = 0;
 
   // Scratch, reused by every settle().

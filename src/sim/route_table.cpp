@@ -42,7 +42,8 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
   for (tenet::RouteId route = 0; route < schedule.route_count(); ++route) {
     const std::span<const LinkId> path = schedule.route_links(route);
     for (std::size_t i = 0; i < path.size(); ++i) {
-      const bool joined = path[i] < link_count && (i == 0 || topology.link(path[i - 1]).dst == topology.link(path[i]).src);
+      const bool joined =
+          path[i] < link_count && (i == 0 || topology.link(path[i - 1]).dst == topology.link(path[i]).src);
       if (!joined || (i + 1 < path.size() && !topology.is_switch(topology.link(path[i]).dst))) {
         throw InputError("schedule", "/routes/" + std::to_string(route),
                          "a planned route is not a chain of this topology's links through switches");
@@ -95,7 +96,8 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
         message += topology.name;
         message += "' (it has " + std::to_string(link_count) + " links)";
         report(transfer_where(id, "link"), std::move(message));
-      } else if (const Link& link = topology.link(transfer.link); link.src != transfer.src || link.dst != transfer.dst) {
+      } else if (const Link& link = topology.link(transfer.link);
+                 link.src != transfer.src || link.dst != transfer.dst) {
         std::string message = "link " + std::to_string(transfer.link);
         message += " joins " + topology.node_label(link.src);
         message += " -> " + topology.node_label(link.dst);

@@ -188,7 +188,9 @@ struct LinkQueues {
   }
 
   /// True when some transfer goes before `id` on its planned link.
-  bool queued_behind(TransferId id, LinkId link) const { return ordered && link != kNoLink && ids[offsets[link]] != id; }
+  bool queued_behind(TransferId id, LinkId link) const {
+    return ordered && link != kNoLink && ids[offsets[link]] != id;
+  }
 };
 
 }  // namespace
@@ -199,7 +201,8 @@ void check_gamma(double gamma_us_per_byte) {
   std::snprintf(got, sizeof got, "%g", gamma_us_per_byte);
   throw InputError("", "--gamma",
                    std::string("the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest "
-                               "link tenet accepts takes per byte (got ") + got + ")");
+                               "link tenet accepts takes per byte (got ") +
+                       got + ")");
 }
 
 SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {

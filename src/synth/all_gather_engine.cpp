@@ -35,8 +35,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <span>
 #include <queue>
+#include <span>
 #include <stdexcept>
 
 #include <tbb/enumerable_thread_specific.h>
@@ -74,8 +74,8 @@ struct Scratch {
 
 class Engine {
  public:
-  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed, const std::function<void(double)>& progress,
-         const std::atomic<Tick>* give_up_after)
+  Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
+         const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after)
       : progress_(progress),
         give_up_after_(give_up_after),
         topology_(*problem.topology),
@@ -517,8 +517,8 @@ class Engine {
   const std::size_t words_;
   const std::size_t summary_words_;
 
-  std::vector<std::uint64_t> holds_;  ///< per NPU, chunks it holds
-  std::vector<std::uint64_t> have_;   ///< per NPU, chunks it holds or has on the way
+  std::vector<std::uint64_t> holds_;       ///< per NPU, chunks it holds
+  std::vector<std::uint64_t> have_;        ///< per NPU, chunks it holds or has on the way
   std::vector<std::uint64_t> want_words_;  ///< per NPU, the words of have_ not yet complete
   std::vector<std::uint32_t> held_count_;
   std::vector<std::uint32_t> have_count_;
@@ -528,23 +528,23 @@ class Engine {
   std::vector<Tick> link_ticks_;
   std::vector<std::uint32_t> faster_offsets_;  ///< per link, a range of faster_sources_
   std::vector<NodeId> faster_sources_;
-  std::vector<Tick> link_free_at_;    ///< the link is free at t when link_free_at_ <= t
-  std::vector<char> link_idle_;       ///< free and found nothing to carry at its last match
+  std::vector<Tick> link_free_at_;  ///< the link is free at t when link_free_at_ <= t
+  std::vector<char> link_idle_;     ///< free and found nothing to carry at its last match
 
   std::vector<NodeId> dirty_;
   std::vector<std::uint32_t> dirty_stamp_;
   std::uint32_t stamp_ = 0;
-  std::vector<std::uint32_t> match_count_;        ///< per destination, this event
-  std::vector<std::uint32_t> merged_count_;       ///< per destination, matches of earlier tiers merged
-  std::vector<Tick> tier_ticks_;                  ///< the distinct link times, ascending
-  std::vector<char> tier_reads_others_;           ///< per tier: some link has faster sources
-  std::vector<MatchedTransfer> match_slots_;      ///< per destination, a block of in-degree slots
+  std::vector<std::uint32_t> match_count_;    ///< per destination, this event
+  std::vector<std::uint32_t> merged_count_;   ///< per destination, matches of earlier tiers merged
+  std::vector<Tick> tier_ticks_;              ///< the distinct link times, ascending
+  std::vector<char> tier_reads_others_;       ///< per tier: some link has faster sources
+  std::vector<MatchedTransfer> match_slots_;  ///< per destination, a block of in-degree slots
   tbb::enumerable_thread_specific<Scratch> scratch_;
 
   ArrivalQueues arrivals_;
   std::vector<std::uint32_t> link_inflight_;  ///< the transfer on each link, or kNotDelivered
   std::vector<LinkId> arrived_links_;
-  std::vector<char> gained_;                  ///< per NPU: received data at this event
+  std::vector<char> gained_;  ///< per NPU: received data at this event
   TransferLog transfers_;
   std::vector<Tick> event_times_;
 };
@@ -554,7 +554,8 @@ class Engine {
 std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
   const Tick end = event_times[transfer.event] + link_ticks[transfer.link];
   const auto found = std::lower_bound(event_times.begin() + transfer.event, event_times.end(), end);
-  if (found == event_times.end() || *found != end) throw std::logic_error("all-gather trace: a transfer ends between events");
+  if (found == event_times.end() || *found != end)
+    throw std::logic_error("all-gather trace: a transfer ends between events");
   return static_cast<std::uint32_t>(found - event_times.begin());
 }
 

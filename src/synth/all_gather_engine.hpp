@@ -47,7 +47,8 @@ class TransferLog {
   MatchedTransfer& operator[](std::size_t i) { return blocks_[i >> block_bits_][i & (block_size_ - 1)]; }
   const MatchedTransfer& operator[](std::size_t i) const { return blocks_[i >> block_bits_][i & (block_size_ - 1)]; }
   void push_back(const MatchedTransfer& transfer) {
-    if ((size_ & (block_size_ - 1)) == 0) blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(block_size_));
+    if ((size_ & (block_size_ - 1)) == 0)
+      blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(block_size_));
     blocks_.back()[size_ & (block_size_ - 1)] = transfer;
     ++size_;
   }
@@ -81,13 +82,13 @@ struct ChannelTable {
 };
 
 struct AllGatherTrace {
-  TransferLog transfers;           ///< in matching order: starts never decrease
-  std::vector<Tick> event_times;   ///< strictly increasing; every kept transfer ends at one of them
-  std::vector<Tick> link_ticks;    ///< time of one chunk on each link (each channel, when there are channels)
-  ChannelTable channels;           ///< empty: transfers name the topology's links
+  TransferLog transfers;          ///< in matching order: starts never decrease
+  std::vector<Tick> event_times;  ///< strictly increasing; every kept transfer ends at one of them
+  std::vector<Tick> link_ticks;   ///< time of one chunk on each link (each channel, when there are channels)
+  ChannelTable channels;          ///< empty: transfers name the topology's links
   std::uint32_t chunk_count = 0;
-  Tick finish = 0;                 ///< when the last member got its last chunk
-  bool abandoned = false;          ///< stopped early: it could no longer win (nothing else is set)
+  Tick finish = 0;         ///< when the last member got its last chunk
+  bool abandoned = false;  ///< stopped early: it could no longer win (nothing else is set)
 
   Tick start_of(const MatchedTransfer& transfer) const { return event_times[transfer.event]; }
   /// The event at which a transfer ends.
@@ -95,8 +96,8 @@ struct AllGatherTrace {
 };
 
 struct AllGatherProblem {
-  const Topology* topology = nullptr;      ///< switch-free for run_all_gather
-  std::vector<NodeId> members;             ///< ascending; chunk c starts at members[c / chunks_per_member]
+  const Topology* topology = nullptr;  ///< switch-free for run_all_gather
+  std::vector<NodeId> members;         ///< ascending; chunk c starts at members[c / chunks_per_member]
   std::uint32_t chunks_per_member = 1;
   double chunk_bytes = 0.0;
   unsigned log_block_bits = TransferLog::kDefaultBlockBits;  ///< see SynthOptions
@@ -122,9 +123,9 @@ AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint6
 /// chunk set, so "wanted" never sees them), their counts, and which NPUs are members. Returns the
 /// members still missing chunks.
 std::uint32_t initial_chunk_state(const AllGatherProblem& problem, std::uint32_t nodes, std::uint32_t chunks,
-                                  std::size_t words, std::vector<std::uint64_t>& holds, std::vector<std::uint64_t>& have,
-                                  std::vector<std::uint32_t>& held_count, std::vector<std::uint32_t>& have_count,
-                                  std::vector<char>& is_member);
+                                  std::size_t words, std::vector<std::uint64_t>& holds,
+                                  std::vector<std::uint64_t>& have, std::vector<std::uint32_t>& held_count,
+                                  std::vector<std::uint32_t>& have_count, std::vector<char>& is_member);
 
 /// Finishing touches shared by both engines, given each transfer's channel endpoints: every
 /// transfer's feeder (the transfer that brought its chunk to its source), and the pruning of

@@ -49,7 +49,8 @@ Fabric::Fabric(const Topology& topology) : npu_count_(topology.npu_count()) {
     std::vector<std::uint32_t> fill(attachment_offsets_.begin(), attachment_offsets_.end() - 1);
     for (LinkId id = 0; id < topology.link_count(); ++id) {
       const Link& link = topology.link(id);
-      if (link.src < npu_count_ && topology.is_switch(link.dst)) attachments_[fill[group_of(link.dst)]++] = {link.src, id, link.dst};
+      if (link.src < npu_count_ && topology.is_switch(link.dst))
+        attachments_[fill[group_of(link.dst)]++] = {link.src, id, link.dst};
     }
   }
 
@@ -66,7 +67,8 @@ Fabric::Fabric(const Topology& topology) : npu_count_(topology.npu_count()) {
     const Link& link = topology.link(id);
     if (!topology.is_switch(link.src) || !topology.is_switch(link.dst)) continue;
     const double port = fastest_port[group_of(link.src)];
-    if (port > 0.0) lanes_[id] = static_cast<std::uint32_t>(std::clamp(std::floor(link.bandwidth_GBps / port), 1.0, 1e6));
+    if (port > 0.0)
+      lanes_[id] = static_cast<std::uint32_t>(std::clamp(std::floor(link.bandwidth_GBps / port), 1.0, 1e6));
   }
 
   // Shortest switch paths per ordered pair of a group: breadth-first from each switch over

@@ -24,7 +24,7 @@ namespace tenet::synth {
 
 struct Attachment {
   NodeId npu;
-  LinkId up;      ///< the NPU's port into the switch
+  LinkId up;  ///< the NPU's port into the switch
   NodeId sw;
 };
 
@@ -40,7 +40,8 @@ class Fabric {
   std::uint32_t group_of(NodeId sw) const { return group_of_[sw - npu_count_]; }
   /// Every NPU port into a switch of a group.
   std::span<const Attachment> attachments(std::uint32_t group) const {
-    return {attachments_.data() + attachment_offsets_[group], attachment_offsets_[group + 1] - attachment_offsets_[group]};
+    return {attachments_.data() + attachment_offsets_[group],
+            attachment_offsets_[group + 1] - attachment_offsets_[group]};
   }
   /// The shortest switch-to-switch paths (fewest hops; at most kMaxPaths of them) from switch a to
   /// switch b of the same group, as path ids; a path from a switch to itself has no links.
@@ -54,13 +55,13 @@ class Fabric {
  private:
   std::uint32_t npu_count_ = 0;
   std::vector<std::uint32_t> lanes_;
-  std::vector<std::uint32_t> group_of_;       ///< per switch
+  std::vector<std::uint32_t> group_of_;        ///< per switch
   std::vector<std::uint32_t> index_in_group_;  ///< per switch
   std::vector<std::uint32_t> group_sizes_;
-  std::vector<std::uint64_t> pair_base_;       ///< per group: where its (a, b) table starts
+  std::vector<std::uint64_t> pair_base_;  ///< per group: where its (a, b) table starts
   std::vector<std::uint32_t> attachment_offsets_;
   std::vector<Attachment> attachments_;
-  std::vector<std::uint64_t> pair_offsets_;    ///< per (group, a, b): a range of pair_paths_
+  std::vector<std::uint64_t> pair_offsets_;  ///< per (group, a, b): a range of pair_paths_
   std::vector<std::uint32_t> pair_paths_;
   std::vector<std::uint64_t> path_offsets_ = {0};
   std::vector<LinkId> path_links_;

@@ -29,9 +29,8 @@ Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
   const std::size_t count = schedule.size();
   std::vector<TransferId> by_start(count);
   std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(), [&](TransferId a, TransferId b) {
-    return schedule.start_us(a) < schedule.start_us(b);
-  });
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
   // Per link, its lanes' last transfers (kNoTransfer while a lane is unused), CSR by link.
   constexpr TransferId kNone = ~TransferId{0};
   std::vector<std::uint64_t> lane_offsets(topology.link_count() + 1, 0);
@@ -57,7 +56,8 @@ Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
         }
       }
       if (chosen == lane_offsets[link + 1]) {
-        throw std::logic_error("switch-native plan: more transfers at once on link " + std::to_string(link) + " than it has lanes");
+        throw std::logic_error("switch-native plan: more transfers at once on link " + std::to_string(link) +
+                               " than it has lanes");
       }
       const TransferId before = last_on_lane[chosen];
       if (before != kNone) {

@@ -76,7 +76,8 @@ Topology transpose(const Topology& topology) {
   reversed.name = topology.name;
   reversed.description = topology.description;
   reversed.original_npu_ids = topology.original_npu_ids;
-  for (const Link& link : topology.links()) reversed.add_link({link.dst, link.src, link.latency_us, link.bandwidth_GBps});
+  for (const Link& link : topology.links())
+    reversed.add_link({link.dst, link.src, link.latency_us, link.bandwidth_GBps});
   return reversed;
 }
 
@@ -97,8 +98,8 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
         const MatchedTransfer& transfer = trace.transfers[begin + i];
         dep_counts[i] = transfer.feeder != kNotDelivered ? 1
-                        : ready.empty()                 ? 0
-                                                        : static_cast<std::uint32_t>(ready[transfer.chunk].size());
+                        : ready.empty()                  ? 0
+                                                         : static_cast<std::uint32_t>(ready[transfer.chunk].size());
       }
     });
     const Schedule::Extension room = schedule.extend(n, dep_counts);
@@ -182,8 +183,8 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
         const MatchedTransfer& transfer = trace.transfers[i];
         // On the transpose, link l runs from topology's link l destination to its source: the
         // reversal runs on link l as `topology` has it.
-        write_transfer(schedule, room, k, placement, transfer, TransferKind::kReduce, time_base + trace.end_event(transfer),
-                       time_base + transfer.event);
+        write_transfer(schedule, room, k, placement, transfer, TransferKind::kReduce,
+                       time_base + trace.end_event(transfer), time_base + transfer.event);
         TransferId* deps = schedule.dep_slots(room.first_id + static_cast<TransferId>(k));
         for (std::uint32_t c = child_offsets[i]; c < child_offsets[i + 1]; ++c) {
           *deps++ = first_id + static_cast<TransferId>(count - 1 - children[c]);
@@ -192,7 +193,8 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
     });
     for (std::size_t k = 0; k < n; ++k) {
       const MatchedTransfer& transfer = trace.transfers[end - 1 - k];
-      if (transfer.feeder == kNotDelivered) into_owner[transfer.chunk].push_back(room.first_id + static_cast<TransferId>(k));
+      if (transfer.feeder == kNotDelivered)
+        into_owner[transfer.chunk].push_back(room.first_id + static_cast<TransferId>(k));
     }
     trace.transfers.release_block(b);
   }

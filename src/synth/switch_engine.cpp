@@ -76,7 +76,8 @@ class SwitchEngine {
     for (const Link& link : topology_.links()) {
       if (link.src < nodes_ && topology_.is_switch(link.dst)) switches_of_[link.src].push_back(link.dst - nodes_);
     }
-    for (ChunkId chunk = 0; chunk < chunks_; ++chunk) mark_near(problem.members[chunk / problem.chunks_per_member], chunk);
+    for (ChunkId chunk = 0; chunk < chunks_; ++chunk)
+      mark_near(problem.members[chunk / problem.chunks_per_member], chunk);
     busy_.assign(topology_.link_count(), 0);
     direct_channel_.assign(topology_.link_count(), kNoChannel);
     for (LinkId id = 0; id < topology_.link_count(); ++id) {
@@ -349,7 +350,8 @@ class SwitchEngine {
 
   /// Every switch `npu` is attached to now holds or awaits `chunk` on one of its NPUs.
   void mark_near(NodeId npu, ChunkId chunk) {
-    for (std::uint32_t sw : switches_of_[npu]) switch_have_[static_cast<std::size_t>(sw) * words_ + word_of(chunk)] |= mask_of(chunk);
+    for (std::uint32_t sw : switches_of_[npu])
+      switch_have_[static_cast<std::size_t>(sw) * words_ + word_of(chunk)] |= mask_of(chunk);
   }
 
   void start_transfer(std::uint32_t channel, ChunkId chunk, std::uint32_t event) {
@@ -392,9 +394,11 @@ class SwitchEngine {
       const unsigned shift = static_cast<unsigned>(rng.below(64));
       for (std::uint64_t rotated = std::rotr(bits, static_cast<int>(shift)); rotated != 0; rotated &= rotated - 1) {
         if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
-        const ChunkId chunk = static_cast<ChunkId>(w * 64 + (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64);
+        const ChunkId chunk =
+            static_cast<ChunkId>(w * 64 + (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64);
         ++examined;
-        if (std::any_of(faster.begin(), faster.end(), [&](NodeId x) { return x != u && test_bit(have_, x, chunk); })) continue;
+        if (std::any_of(faster.begin(), faster.end(), [&](NodeId x) { return x != u && test_bit(have_, x, chunk); }))
+          continue;
         ++sampled;
         std::uint32_t rarity = 0;
         for (LinkId in : adjacency_.in(v)) {
@@ -430,20 +434,20 @@ class SwitchEngine {
   std::vector<char> is_member_;
   std::uint32_t members_unfinished_ = 0;
 
-  std::vector<NodeId> ring_neighbours_;        ///< ring-first: per NPU, its predecessor and successor
-  bool ring_only_ = false;                     ///< this sweep takes ring neighbours only
-  bool relaxed_ = false;                       ///< this sweep ignores every preference (a stall)
+  std::vector<NodeId> ring_neighbours_;                  ///< ring-first: per NPU, its predecessor and successor
+  bool ring_only_ = false;                               ///< this sweep takes ring neighbours only
+  bool relaxed_ = false;                                 ///< this sweep ignores every preference (a stall)
   std::vector<std::vector<std::uint32_t>> switches_of_;  ///< per NPU: the switches it is attached to
-  std::vector<std::uint64_t> switch_have_;     ///< per switch: chunks some NPU on it holds or awaits
-  std::vector<std::uint32_t> busy_;            ///< lanes in use, per link
+  std::vector<std::uint64_t> switch_have_;               ///< per switch: chunks some NPU on it holds or awaits
+  std::vector<std::uint32_t> busy_;                      ///< lanes in use, per link
   ChannelTable channels_;
   std::vector<Tick> channel_ticks_;
   std::vector<std::uint32_t> direct_channel_;  ///< per NPU-to-NPU link
   /// Switched channels by (up, down) port pair: (fabric path, channel) for each path used.
   std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> switched_;
-  std::vector<LinkId> route_;                  ///< scratch
+  std::vector<LinkId> route_;  ///< scratch
 
-  std::vector<Tick> port_ticks_;               ///< per link into an NPU
+  std::vector<Tick> port_ticks_;  ///< per link into an NPU
   std::vector<Tick> tiers_;
   std::vector<std::uint32_t> faster_offsets_;
   std::vector<NodeId> faster_sources_;
@@ -456,7 +460,8 @@ class SwitchEngine {
 }  // namespace
 
 AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
-                                     const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after) {
+                                     const std::function<void(double)>& progress,
+                                     const std::atomic<Tick>* give_up_after) {
   SwitchEngine engine(problem, seed, order, progress, give_up_after);
   return engine.run();
 }

@@ -12,8 +12,8 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 
 #include <tbb/parallel_for.h>
 
@@ -89,11 +89,11 @@ struct Outcome {
 };
 
 struct RoundResult {
-  std::vector<double> scores;  ///< per candidate; infinity when abandoned
-  std::size_t best = 0;        ///< candidates.size() when none finished
+  std::vector<double> scores;                                ///< per candidate; infinity when abandoned
+  std::size_t best = 0;                                      ///< candidates.size() when none finished
   double time_us = std::numeric_limits<double>::infinity();  ///< the best's time on the network
-  double plan_us = 0.0;        ///< what the best's plan predicted
-  Schedule schedule;           ///< the best's, on the input topology, timed as replayed
+  double plan_us = 0.0;                                      ///< what the best's plan predicted
+  Schedule schedule;                                         ///< the best's, on the input topology, timed as replayed
   std::vector<LinkLoad> link_loads;
 };
 
@@ -168,20 +168,21 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   std::vector<std::atomic<std::size_t>> phases_left(candidates.size());
   for (std::atomic<std::size_t>& left : phases_left) left.store(phases_per_candidate);
   tbb::parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
-    const std::function<void(double)> progress = options.progress ? std::function<void(double)>(progress_of(task))
-                                                                  : std::function<void(double)>();
+    const std::function<void(double)> progress =
+        options.progress ? std::function<void(double)>(progress_of(task)) : std::function<void(double)>();
     const std::size_t index = task / phases_per_candidate;
     const Candidate& candidate = candidates[index];
     Outcome& outcome = outcomes[index];
     const bool reduce = reduce_phase && task % phases_per_candidate == 0;
-    const double chunk_bytes = static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
+    const double chunk_bytes =
+        static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
     const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology, members, candidate.chunks,
                                           chunk_bytes, options.log_block_bits};
     const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
-    synth::AllGatherTrace trace =
-        candidate.switch_native
-            ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
-            : synth::run_all_gather(problem, candidate.policy, seed, progress, branch_and_bound ? &best_total : nullptr);
+    synth::AllGatherTrace trace = candidate.switch_native
+                                      ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
+                                      : synth::run_all_gather(problem, candidate.policy, seed, progress,
+                                                              branch_and_bound ? &best_total : nullptr);
     done[task].store(1.0, std::memory_order_relaxed);
     (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
     if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -228,8 +229,8 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     round.schedule = std::move(*schedules[round.best]);
     replay = std::move(replays[round.best]);
   } else {
-    round.schedule =
-        executable(assemble(candidates[round.best], outcomes[round.best], collective, members), candidates[round.best], topology);
+    round.schedule = executable(assemble(candidates[round.best], outcomes[round.best], collective, members),
+                                candidates[round.best], topology);
     if (switched) replay = simulate(topology, round.schedule, replay_options);
   }
   round.plan_us = static_cast<double>(outcomes[round.best].total) / synth::kTicksPerUs;
@@ -268,10 +269,12 @@ SynthPolicy parse_synth_policy(const std::string& text, const std::string& optio
 SynthResult synthesize(const Topology& topology, const Collective& collective, const SynthOptions& options) {
   const std::vector<NodeId> members = collective.participants(topology);
   if (members.size() < 2) throw InputError("", "--members", "a collective needs at least 2 members");
-  if (collective.chunks_per_npu == 0 && !options.auto_chunks) throw InputError("", "--chunks-per-npu", "must be at least 1");
+  if (collective.chunks_per_npu == 0 && !options.auto_chunks)
+    throw InputError("", "--chunks-per-npu", "must be at least 1");
   const double phases = collective.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
   auto transfers_with = [&](double chunks_per_npu) {
-    return phases * static_cast<double>(members.size()) * chunks_per_npu * (static_cast<double>(topology.npu_count()) - 1.0);
+    return phases * static_cast<double>(members.size()) * chunks_per_npu *
+           (static_cast<double>(topology.npu_count()) - 1.0);
   };
   std::vector<std::uint32_t> chunk_counts;
   if (options.auto_chunks) {
@@ -285,8 +288,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (transfers > kMaxTransfers) {
     throw InputError("", "--chunks-per-npu",
                      "the schedule would need about " + std::to_string(static_cast<long long>(transfers)) +
-                         " transfers, more than tenet can hold (" + std::to_string(static_cast<long long>(kMaxTransfers)) +
-                         ")" + (chunk_counts.back() > 1 ? "; use fewer chunks per NPU" : ""));
+                         " transfers, more than tenet can hold (" +
+                         std::to_string(static_cast<long long>(kMaxTransfers)) + ")" +
+                         (chunk_counts.back() > 1 ? "; use fewer chunks per NPU" : ""));
   }
   if (static_cast<double>(members.size()) * chunk_counts.back() > 4e9) {
     throw InputError("", "--chunks-per-npu", "too many chunks (at most 4e9 in all)");
@@ -346,7 +350,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         families.push_back({SenderOrder::kAny, d, options.policy, seed});
         continue;
       }
-      for (SenderOrder order : {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
+      for (SenderOrder order :
+           {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
         const bool cheap = order == SenderOrder::kNearFirst || order == SenderOrder::kRingFirst;
         if (cheap || rank_routed) families.push_back({order, d, options.policy, seed});
       }
@@ -381,7 +386,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     const std::uint32_t chunks = chunk_counts[round];
     // Unwound plans are scored by routing them through the switches; beside switch-native ones
     // only while that stays affordable.
-    const bool routable = transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
+    const bool routable =
+        transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
     std::vector<Candidate> candidates;
     for (const Family& family : active) {
       const bool switch_native = switched && degrees[family.d] == 0;
@@ -392,8 +398,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     if (candidates.empty()) break;
     tried += static_cast<std::uint32_t>(candidates.size());
     work += static_cast<double>(candidates.size()) * transfers_with(chunks);
-    RoundResult outcome = run_round(topology, collective, members, candidates, options, switched && (native || routable),
-                                    switched ? std::numeric_limits<double>::infinity() : best_time);
+    RoundResult outcome =
+        run_round(topology, collective, members, candidates, options, switched && (native || routable),
+                  switched ? std::numeric_limits<double>::infinity() : best_time);
     const bool improved = outcome.best < candidates.size() && outcome.time_us < best_time;
     if (improved) {
       best_time = outcome.time_us;
@@ -405,7 +412,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
     if (!options.auto_chunks || rounds_without_gain == kPatience) break;
     if (round + 1 < chunk_counts.size() &&
-        work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(chunk_counts[round + 1]) > kSearchTransfers) {
+        work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(chunk_counts[round + 1]) >
+            kSearchTransfers) {
       break;
     }
     if (round + 1 < chunk_counts.size() &&
@@ -416,7 +424,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // planning on switches (native, unwound), fastest first (ties: earlier).
     std::vector<std::size_t> order(candidates.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return outcome.scores[a] < outcome.scores[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return outcome.scores[a] < outcome.scores[b]; });
     active.clear();
     bool native_kept = false;
     bool unwound_kept = false;

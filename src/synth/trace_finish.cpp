@@ -12,9 +12,9 @@
 namespace tenet::synth {
 
 std::uint32_t initial_chunk_state(const AllGatherProblem& problem, std::uint32_t nodes, std::uint32_t chunks,
-                                  std::size_t words, std::vector<std::uint64_t>& holds, std::vector<std::uint64_t>& have,
-                                  std::vector<std::uint32_t>& held_count, std::vector<std::uint32_t>& have_count,
-                                  std::vector<char>& is_member) {
+                                  std::size_t words, std::vector<std::uint64_t>& holds,
+                                  std::vector<std::uint64_t>& have, std::vector<std::uint32_t>& held_count,
+                                  std::vector<std::uint32_t>& have_count, std::vector<char>& is_member) {
   const std::size_t slots = static_cast<std::size_t>(nodes) * words;
   holds.assign(slots, 0);
   have.assign(slots, 0);
@@ -41,7 +41,7 @@ std::uint32_t initial_chunk_state(const AllGatherProblem& problem, std::uint32_t
 /// once at the end, NPU by NPU in parallel: each NPU's arrivals and departures are bucketed
 /// together, so the lookup table is one NPU's chunks (cache-resident), not every (NPU, chunk).
 void link_feeders(TransferLog& transfers, std::uint32_t nodes, std::uint32_t chunks, std::span<const NodeId> src_of,
-                std::span<const NodeId> dst_of) {
+                  std::span<const NodeId> dst_of) {
   const std::size_t count = transfers.size();
   std::vector<std::uint64_t> in_offsets(nodes + 1, 0);
   std::vector<std::uint64_t> out_offsets(nodes + 1, 0);
@@ -85,7 +85,7 @@ void link_feeders(TransferLog& transfers, std::uint32_t nodes, std::uint32_t chu
 /// Drops deliveries to relays that are never forwarded (walking backwards, a transfer is kept
 /// when it feeds a member or a kept transfer), then renumbers.
 void prune_unforwarded(AllGatherTrace& trace, TransferLog& transfers, std::span<const char> is_member,
-                     std::span<const NodeId> dst_of) {
+                       std::span<const NodeId> dst_of) {
   if (std::all_of(is_member.begin(), is_member.end(), [](char member) { return member != 0; })) {
     trace.transfers = std::move(transfers);
     return;

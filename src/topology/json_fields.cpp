@@ -54,8 +54,8 @@ void reject_unknown_keys(const nlohmann::json& object, const std::string& pointe
   }
 }
 
-std::optional<std::int64_t> read_integer(const nlohmann::json& value, const std::string& pointer,
-                                         std::int64_t min, std::int64_t max, ProblemList& problems) {
+std::optional<std::int64_t> read_integer(const nlohmann::json& value, const std::string& pointer, std::int64_t min,
+                                         std::int64_t max, ProblemList& problems) {
   std::string range = max == INT64_MAX ? "an integer >= " + std::to_string(min)
                                        : "an integer from " + std::to_string(min) + " to " + std::to_string(max);
   std::optional<std::int64_t> result;
@@ -128,16 +128,10 @@ std::string pointer_where_parsing_stops(Input&& input) {
   const auto track = [&open](int, Event event, nlohmann::json& parsed) {
     switch (event) {
       case Event::object_start:
-      case Event::array_start:
-        open.push_back({event == Event::array_start, 0, ""});
-        return true;
-      case Event::key:
-        open.back().key = parsed.get<std::string>();
-        return true;
+      case Event::array_start: open.push_back({event == Event::array_start, 0, ""}); return true;
+      case Event::key: open.back().key = parsed.get<std::string>(); return true;
       case Event::object_end:
-      case Event::array_end:
-        open.pop_back();
-        [[fallthrough]];
+      case Event::array_end: open.pop_back(); [[fallthrough]];
       case Event::value:
         if (!open.empty() && open.back().array) ++open.back().index;
         return false;
@@ -169,8 +163,10 @@ InputProblem number_overflow_problem(const nlohmann::json::out_of_range& error, 
   const std::size_t close = number.rfind('\'');
   number = open != std::string::npos && close > open ? number.substr(open + 1, close - open - 1) : "";
   constexpr std::size_t kShown = 20;
-  if (number.size() > kShown) number = number.substr(0, kShown) + "... (" + std::to_string(number.size()) + " characters)";
-  return {std::move(pointer), "the number " + number + " is out of range (JSON numbers must fit a double: at most about 1.8e308)"};
+  if (number.size() > kShown)
+    number = number.substr(0, kShown) + "... (" + std::to_string(number.size()) + " characters)";
+  return {std::move(pointer),
+          "the number " + number + " is out of range (JSON numbers must fit a double: at most about 1.8e308)"};
 }
 
 namespace {

@@ -23,8 +23,8 @@ void reject_unknown_keys(const nlohmann::json& object, const std::string& pointe
                          const std::vector<std::string>& known, ProblemList& problems);
 
 /// An integer in [min, max]; nullopt (with a problem added) otherwise.
-std::optional<std::int64_t> read_integer(const nlohmann::json& value, const std::string& pointer,
-                                         std::int64_t min, std::int64_t max, ProblemList& problems);
+std::optional<std::int64_t> read_integer(const nlohmann::json& value, const std::string& pointer, std::int64_t min,
+                                         std::int64_t max, ProblemList& problems);
 
 /// A bandwidth in GB/s, kMinBandwidth_GBps to kMaxBandwidth_GBps.
 std::optional<double> read_bandwidth(const nlohmann::json& value, const std::string& pointer, ProblemList& problems);

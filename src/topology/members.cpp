@@ -108,9 +108,9 @@ std::vector<NodeId> parse_members(const std::string& text, const Topology& topol
     const std::size_t dash = entry.find('-');
     std::uint64_t first = 0;
     std::uint64_t last = 0;
-    const bool ok = dash == std::string_view::npos
-                        ? parse_id(entry, &first)
-                        : parse_id(trim(entry.substr(0, dash)), &first) && parse_id(trim(entry.substr(dash + 1)), &last);
+    const bool ok = dash == std::string_view::npos ? parse_id(entry, &first)
+                                                   : parse_id(trim(entry.substr(0, dash)), &first) &&
+                                                         parse_id(trim(entry.substr(dash + 1)), &last);
     if (!ok && topology.find_switch(std::string(entry)) != kNoNode) {
       problems.add(option, "switch '" + std::string(entry) + "' cannot be a member: only NPUs own data");
       continue;
@@ -143,8 +143,7 @@ std::vector<NodeId> parse_members(const std::string& text, const Topology& topol
   problems.throw_if_any();
 
   if (members.size() < 2) {
-    throw InputError("", option,
-                     "a collective needs at least 2 members, got " + std::to_string(members.size()));
+    throw InputError("", option, "a collective needs at least 2 members, got " + std::to_string(members.size()));
   }
   std::sort(members.begin(), members.end());
   return members;

@@ -46,8 +46,9 @@ std::string GridLayout::describe() const {
 Topology::Topology(std::uint32_t npus, std::vector<std::string> switch_names)
     : npu_count_(npus), switch_names_(std::move(switch_names)) {
   if (npus > kMaxNpus) {
-    throw InputError("", "/npus", std::to_string(npus) + " NPUs is more than tenet supports (at most " +
-                                      std::to_string(kMaxNpus) + ")");
+    throw InputError(
+        "", "/npus",
+        std::to_string(npus) + " NPUs is more than tenet supports (at most " + std::to_string(kMaxNpus) + ")");
   }
   if (switch_names_.size() > kMaxSwitches) {
     throw InputError("", "/switches", "more than " + std::to_string(kMaxSwitches) + " switches");
@@ -147,13 +148,15 @@ std::vector<LinkId> Topology::in_links(NodeId node) const {
 
 double Topology::ingress_bandwidth_GBps(NodeId node) const {
   double total = 0.0;
-  for (auto [it, end] = boost::in_edges(node, *graph_); it != end; ++it) total += links_[(*graph_)[*it].id].bandwidth_GBps;
+  for (auto [it, end] = boost::in_edges(node, *graph_); it != end; ++it)
+    total += links_[(*graph_)[*it].id].bandwidth_GBps;
   return total;
 }
 
 double Topology::egress_bandwidth_GBps(NodeId node) const {
   double total = 0.0;
-  for (auto [it, end] = boost::out_edges(node, *graph_); it != end; ++it) total += links_[(*graph_)[*it].id].bandwidth_GBps;
+  for (auto [it, end] = boost::out_edges(node, *graph_); it != end; ++it)
+    total += links_[(*graph_)[*it].id].bandwidth_GBps;
   return total;
 }
 

@@ -22,9 +22,9 @@ namespace {
 using nlohmann::json;
 using namespace json_fields;
 
-const std::vector<std::string> kTopLevelKeys = {"name",   "description", "defaults", "npus",
-                                                "switches", "links",      "generator", "failed",
-                                                "layout", "comment",    "original_npu_ids"};
+const std::vector<std::string> kTopLevelKeys = {"name",     "description", "defaults",        "npus",
+                                                "switches", "links",       "generator",       "failed",
+                                                "layout",   "comment",     "original_npu_ids"};
 const std::vector<std::string> kLinkKeys = {"src", "dst", "bidirectional", "latency_us", "bandwidth_GBps", "comment"};
 const std::vector<std::string> kDefaultsKeys = {"latency_us", "bandwidth_GBps"};
 const std::vector<std::string> kFailedKeys = {"npus", "links"};
@@ -97,7 +97,8 @@ LinkDefaults read_defaults(const json& root, ProblemList& problems) {
   if (!root.contains("defaults")) return defaults;
   const json& object = root["defaults"];
   if (!object.is_object()) {
-    problems.add("/defaults", "must be an object with latency_us and bandwidth_GBps (got " + describe_type(object) + ")");
+    problems.add("/defaults",
+                 "must be an object with latency_us and bandwidth_GBps (got " + describe_type(object) + ")");
     return defaults;
   }
   reject_unknown_keys(object, "/defaults", kDefaultsKeys, problems);
@@ -192,7 +193,8 @@ void read_links(const json& list, const LinkDefaults& defaults, const EndpointRe
     if (entry.contains("bandwidth_GBps")) {
       bandwidth = read_bandwidth(entry["bandwidth_GBps"], at + "/bandwidth_GBps", problems);
     }
-    if (entry.contains("bidirectional")) bidirectional = read_bool(entry["bidirectional"], at + "/bidirectional", problems);
+    if (entry.contains("bidirectional"))
+      bidirectional = read_bool(entry["bidirectional"], at + "/bidirectional", problems);
     if (!src || !dst || !latency || !bandwidth || !bidirectional) continue;
     if (*src == *dst) {
       problems.add(at, "a link from " + topology.node_label(*src) + " to itself (self-loops are not allowed)");
@@ -269,8 +271,8 @@ GridLayout read_layout(const json& root, std::uint32_t npus, ProblemList& proble
   if (!ok) return {};
   layout.wraps = object["kind"] == "torus";
   if (product != npus) {
-    problems.add("/layout/dims", "the dimensions hold " + std::to_string(product) + " NPUs but the file has " +
-                                     std::to_string(npus));
+    problems.add("/layout/dims",
+                 "the dimensions hold " + std::to_string(product) + " NPUs but the file has " + std::to_string(npus));
     return {};
   }
   return layout;
@@ -281,7 +283,8 @@ GridLayout read_layout(const json& root, std::uint32_t npus, ProblemList& proble
 void check_layout_matches(const Topology& topology, ProblemList& problems) {
   if (!topology.layout.is_grid()) return;
   const std::string mismatch = grid_mismatch(topology, topology.layout);
-  if (!mismatch.empty()) problems.add("/layout", "the links do not form a " + topology.layout.describe() + ": " + mismatch);
+  if (!mismatch.empty())
+    problems.add("/layout", "the links do not form a " + topology.layout.describe() + ": " + mismatch);
 }
 
 /// original_npu_ids: what a file written from a topology with failures (topo unwind) keeps of the
@@ -294,8 +297,8 @@ std::vector<NodeId> read_original_ids(const json& root, std::uint32_t npus, Prob
     return {};
   }
   if (!ids.is_array() || ids.size() != npus) {
-    problems.add("/original_npu_ids", "must be an array of " + std::to_string(npus) + " distinct NPU ids, one per NPU (got " +
-                                          describe_type(ids) + ")");
+    problems.add("/original_npu_ids", "must be an array of " + std::to_string(npus) +
+                                          " distinct NPU ids, one per NPU (got " + describe_type(ids) + ")");
     return {};
   }
   std::vector<NodeId> original;
@@ -378,8 +381,9 @@ std::string describe_unreachable(const Topology& topology, NodeId from, NodeId t
 
 json parse_json_text(const std::string& text, const std::string& source) {
   if (nesting_depth(text) > kMaxJsonDepth) {
-    throw InputError(source, "", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                                     " levels; a topology file needs far fewer");
+    throw InputError(
+        source, "",
+        "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels; a topology file needs far fewer");
   }
   if (std::optional<InputProblem> nul = find_nul_byte(text)) throw InputError(source, {*nul});
   try {
@@ -407,8 +411,9 @@ Topology parse_topology(const std::string& text, const std::string& source) {
   }
   // Every field of a schedule would be "unknown": say what the file is instead.
   if (root.contains("format") && root["format"] == "tenet-schedule") {
-    const std::string made_for =
-        root.contains("topology") && root["topology"].is_string() ? " (made for topology '" + root["topology"].get<std::string>() + "')" : "";
+    const std::string made_for = root.contains("topology") && root["topology"].is_string()
+                                     ? " (made for topology '" + root["topology"].get<std::string>() + "')"
+                                     : "";
     throw InputError(source, "/format", "this is a schedule file" + made_for + ", not a topology");
   }
   reject_unknown_keys(root, "", kTopLevelKeys, problems);
@@ -416,7 +421,8 @@ Topology parse_topology(const std::string& text, const std::string& source) {
   std::string name;
   std::string description;
   if (root.contains("name")) name = read_string(root["name"], "/name", problems).value_or("");
-  if (root.contains("description")) description = read_string(root["description"], "/description", problems).value_or("");
+  if (root.contains("description"))
+    description = read_string(root["description"], "/description", problems).value_or("");
   const LinkDefaults defaults = read_defaults(root, problems);
 
   std::optional<std::int64_t> npus;
@@ -432,7 +438,8 @@ Topology parse_topology(const std::string& text, const std::string& source) {
   if (has_generator && root.contains("switches")) {
     problems.add("/switches", "not allowed with a 'generator': the generator names its own switches");
   }
-  std::vector<std::string> switch_names = has_generator ? std::vector<std::string>{} : read_switch_names(root, problems);
+  std::vector<std::string> switch_names =
+      has_generator ? std::vector<std::string>{} : read_switch_names(root, problems);
   // Nothing below can be checked meaningfully without a valid NPU count and link source.
   problems.throw_if_any();
 
@@ -478,8 +485,9 @@ Topology parse_topology(const std::string& text, const std::string& source) {
   if (failures.npus.empty() && failures.links.empty()) return topology;
   Topology survivors = apply_failures(topology, failures, source, "/failed");
   if (survivors.npu_count() < 2) {
-    throw InputError(source, "/failed/npus", "only " + std::to_string(survivors.npu_count()) +
-                                                 " NPU survives the failures; a collective needs at least 2");
+    throw InputError(
+        source, "/failed/npus",
+        "only " + std::to_string(survivors.npu_count()) + " NPU survives the failures; a collective needs at least 2");
   }
   return survivors;
 }
@@ -581,7 +589,8 @@ json topology_to_json(const Topology& topology) {
   json root = header_json(topology, common);
   json links = json::array();
   for_each_written_link(topology, common, [&](const WrittenLink& written) {
-    json entry = {{"src", endpoint_json(topology, written.link->src)}, {"dst", endpoint_json(topology, written.link->dst)}};
+    json entry = {{"src", endpoint_json(topology, written.link->src)},
+                  {"dst", endpoint_json(topology, written.link->dst)}};
     if (written.one_way) entry["bidirectional"] = false;
     if (written.own_latency) entry["latency_us"] = written.link->latency_us;
     if (written.own_bandwidth) entry["bandwidth_GBps"] = written.link->bandwidth_GBps;

@@ -360,9 +360,9 @@ class Unwinder {
   const bool bidirectional_ring_;
   const std::uint32_t npus_;
   const std::uint32_t switches_;
-  Rows neighbours_;  ///< undirected switch neighbours (switch indices)
-  Rows switch_out_;  ///< directed switch -> switch link ids, by source switch
-  Rows switch_in_;   ///< the same links by destination switch
+  Rows neighbours_;                         ///< undirected switch neighbours (switch indices)
+  Rows switch_out_;                         ///< directed switch -> switch link ids, by source switch
+  Rows switch_in_;                          ///< the same links by destination switch
   std::span<const std::uint32_t> sources_;  ///< ingress switches of the current BFS
   std::vector<std::uint32_t> group_of_;
   std::vector<char> visited_;
@@ -377,8 +377,7 @@ class Unwinder {
 
 }  // namespace
 
-Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring,
-                         std::uint32_t* applied_degree) {
+Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring, std::uint32_t* applied_degree) {
   if (degree < 1) {
     throw InputError("", "", "the switch unwinding degree must be at least 1, got " + std::to_string(degree));
   }

@@ -50,7 +50,8 @@ Overlap find_first_overlap(const Schedule& schedule, const ReplayOrder& order, c
       [&](const PendingEnd& done, std::uint64_t position) {
         if (position > last_position) return false;
         end_position[done.id] = static_cast<std::uint32_t>(position);
-        for (ChunkId chunk : schedule.chunks_of(schedule.transfer(done.id))) events[filled[chunk]++] = done.id | kEndTag;
+        for (ChunkId chunk : schedule.chunks_of(schedule.transfer(done.id)))
+          events[filled[chunk]++] = done.id | kEndTag;
         return true;
       });
 

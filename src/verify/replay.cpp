@@ -16,9 +16,9 @@
 // transfers), and when any pass finds one, the whole replay runs again in one pass to report the
 // first problem exactly.
 
+#include <algorithm>
 #include <array>
 #include <bit>
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,7 +47,8 @@ std::string read_before_written(const Topology& topology, const Schedule& schedu
              " us (read before it was written)");
 }
 
-std::string race(const Topology& topology, const Schedule& schedule, TransferId reader, TransferId writer, ChunkId chunk) {
+std::string race(const Topology& topology, const Schedule& schedule, TransferId reader, TransferId writer,
+                 ChunkId chunk) {
   return cat("transfer ", reader, " reads chunk ", chunk, " at ", topology.node_label(schedule.transfer(reader).src),
              " while transfer ", writer, ", which also wrote it, is not among its ancestors (a race)");
 }
@@ -223,7 +224,8 @@ ReplayOutcome replay_all_gather(const Topology& topology, const Schedule& schedu
     const TransferId* slots = writer.data() + member * chunk_count;
     const TransferId* missing = std::find(slots, slots + chunk_count, kEmpty);
     if (missing != slots + chunk_count) {
-      outcome.error = cat(topology.node_label(schedule.members()[member]), " ends without chunk ", missing - slots, " (missing)");
+      outcome.error =
+          cat(topology.node_label(schedule.members()[member]), " ends without chunk ", missing - slots, " (missing)");
       return outcome;
     }
   }
@@ -263,7 +265,8 @@ void reset_reduction_slots(const Schedule& schedule, const SlotRows& rows, Reduc
   state.slots.resize(static_cast<std::uint64_t>(rows.rows) * chunk_count);
   state.more.resize(state.slots.size());
   state.full_hash = 0;
-  for (std::uint32_t member = 0; member < members; ++member) state.full_hash += Rng(mix_seed(kMemberKeySeed, member)).next();
+  for (std::uint32_t member = 0; member < members; ++member)
+    state.full_hash += Rng(mix_seed(kMemberKeySeed, member)).next();
   tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, rows.rows, 64), [&](const auto& range) {
     for (std::uint32_t row = range.begin(); row != range.end(); ++row) {
       const Slot initial = row < members ? Slot{Rng(mix_seed(kMemberKeySeed, row)).next(), 1, kNoTransfer} : Slot{};
@@ -293,7 +296,9 @@ class ReductionPass {
 
   ReplayOutcome run(std::optional<ChunkSlice> slice) {
     PendingEnds pending;
-    auto on_start = [&](TransferId id, std::uint64_t position, std::uint64_t& payload) { return start(id, position, payload); };
+    auto on_start = [&](TransferId id, std::uint64_t position, std::uint64_t& payload) {
+      return start(id, position, payload);
+    };
     auto on_end = [&](const PendingEnd& done, std::uint64_t position) { return end(done, position); };
     auto prefetch = [&](TransferId id) { this->prefetch(id); };
     if (slice) {
@@ -415,7 +420,8 @@ void check_reduction_postcondition(const Topology& topology, const Schedule& sch
       if (held == 0) {
         outcome.error = cat(npu, " ends without chunk ", chunk, " (missing)");
       } else if (held < members) {
-        outcome.error = cat(npu, " ends with chunk ", chunk, " holding ", held, " of ", members, " contributions (missing)");
+        outcome.error =
+            cat(npu, " ends with chunk ", chunk, " holding ", held, " of ", members, " contributions (missing)");
       } else {
         outcome.error = cat(npu, " ends with chunk ", chunk, " with a contribution counted twice");
       }

@@ -35,7 +35,8 @@ ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : sched
   // Sorting (time, id) pairs rather than ids with a comparator that looks times up keeps the sort
   // cache-friendly on tens of millions of transfers.
   std::vector<std::pair<double, TransferId>> keys(count);
-  for (std::size_t id = 0; id < count; ++id) keys[id] = {start(static_cast<TransferId>(id)), static_cast<TransferId>(id)};
+  for (std::size_t id = 0; id < count; ++id)
+    keys[id] = {start(static_cast<TransferId>(id)), static_cast<TransferId>(id)};
   tbb::parallel_sort(keys.begin(), keys.end());
   order_.resize(count);
   for (std::size_t i = 0; i < count; ++i) order_[i] = keys[i].second;
@@ -69,8 +70,8 @@ bool TimingChecks::check_start(TransferId id, std::string& error) {
   for (TransferId dep : schedule_.deps_of(transfer)) {
     const double dep_end = schedule_.transfer(dep).end_us;
     if (!time_leq(dep_end, transfer.start_us)) {
-      error = cat("transfer ", id, " starts at ", transfer.start_us, " us before its dependency ", dep, " ends at ", dep_end,
-                  " us");
+      error = cat("transfer ", id, " starts at ", transfer.start_us, " us before its dependency ", dep, " ends at ",
+                  dep_end, " us");
       return false;
     }
   }
@@ -85,12 +86,14 @@ bool TimingChecks::check_start(TransferId id, std::string& error) {
   }
   if (!links_planned_) return true;
   const Link& link = topology_.link(transfer.link);
-  const auto link_name = [&] { return cat("link ", topology_.node_label(link.src), " -> ", topology_.node_label(link.dst)); };
+  const auto link_name = [&] {
+    return cat("link ", topology_.node_label(link.src), " -> ", topology_.node_label(link.dst));
+  };
   const TransferId previous = last_on_link_[transfer.link];
   if (previous != kNoTransfer && !time_leq(schedule_.transfer(previous).end_us, transfer.start_us)) {
     const Transfer& other = schedule_.transfer(previous);
-    error = cat("transfers ", previous, " and ", id, " overlap on ", link_name(), " (", other.start_us, " us to ", other.end_us,
-                " us and ", transfer.start_us, " us to ", transfer.end_us, " us)");
+    error = cat("transfers ", previous, " and ", id, " overlap on ", link_name(), " (", other.start_us, " us to ",
+                other.end_us, " us and ", transfer.start_us, " us to ", transfer.end_us, " us)");
     return false;
   }
   last_on_link_[transfer.link] = id;
@@ -98,8 +101,8 @@ bool TimingChecks::check_start(TransferId id, std::string& error) {
   const double needed = link_time_us(bytes, link.latency_us, link.bandwidth_GBps);
   if (!time_leq(transfer.start_us + needed, transfer.end_us)) {
     error = cat(transfer_label(topology_, schedule_, id), " lasts ", transfer.end_us - transfer.start_us, " us on ",
-                link_name(), " but needs at least ", needed, " us (", link.latency_us, " us latency + ", bytes, " bytes at ",
-                link.bandwidth_GBps, " GB/s)");
+                link_name(), " but needs at least ", needed, " us (", link.latency_us, " us latency + ", bytes,
+                " bytes at ", link.bandwidth_GBps, " GB/s)");
     return false;
   }
   return true;

@@ -69,8 +69,10 @@ std::string transfer_problem(const Topology& topology, const Schedule& schedule,
                              std::vector<TransferId>& seen_in) {
   const Transfer& transfer = schedule.transfer(id);
   if (std::string problem = endpoint_problem(topology, id, transfer.src, "source"); !problem.empty()) return problem;
-  if (std::string problem = endpoint_problem(topology, id, transfer.dst, "destination"); !problem.empty()) return problem;
-  if (transfer.src == transfer.dst) return cat("transfer ", id, ": ", topology.node_label(transfer.src), " sends to itself");
+  if (std::string problem = endpoint_problem(topology, id, transfer.dst, "destination"); !problem.empty())
+    return problem;
+  if (transfer.src == transfer.dst)
+    return cat("transfer ", id, ": ", topology.node_label(transfer.src), " sends to itself");
   // Built only for a message: a schedule has millions of transfers and (almost) no problems.
   const auto label = [&] { return transfer_label(topology, schedule, id); };
   if (transfer.chunk_count == 0) return cat(label(), ": moves no chunks");
@@ -80,7 +82,8 @@ std::string transfer_problem(const Topology& topology, const Schedule& schedule,
       return cat(transfer_label(topology, schedule, id, chunk), ": chunk ", chunk, " does not exist (the schedule has ",
                  chunk_count, " chunks)");
     }
-    if (seen_in[chunk] == id + 1) return cat(transfer_label(topology, schedule, id, chunk), ": chunk ", chunk, " is listed twice");
+    if (seen_in[chunk] == id + 1)
+      return cat(transfer_label(topology, schedule, id, chunk), ": chunk ", chunk, " is listed twice");
     seen_in[chunk] = id + 1;
   }
   if (transfer.kind != TransferKind::kCopy && transfer.kind != TransferKind::kReduce) {
@@ -105,7 +108,8 @@ std::string transfer_problem(const Topology& topology, const Schedule& schedule,
     return cat(label(), ": ends at ", transfer.end_us, " us, before it starts at ", transfer.start_us, " us");
   }
   if (transfer.route != kNoRoute) {
-    if (transfer.route >= schedule.route_count()) return cat(label(), ": planned route ", transfer.route, " does not exist");
+    if (transfer.route >= schedule.route_count())
+      return cat(label(), ": planned route ", transfer.route, " does not exist");
     NodeId at = transfer.src;
     const std::span<const LinkId> path = schedule.route_links(transfer.route);
     for (std::size_t i = 0; i < path.size(); ++i) {
@@ -116,7 +120,8 @@ std::string transfer_problem(const Topology& topology, const Schedule& schedule,
       }
       at = topology.link(path[i]).dst;
     }
-    if (at != transfer.dst) return cat(label(), ": its planned route ends at ", topology.node_label(at), ", not at its dst");
+    if (at != transfer.dst)
+      return cat(label(), ": its planned route ends at ", topology.node_label(at), ", not at its dst");
   }
   if (transfer.link != kNoLink) {
     if (transfer.link >= topology.link_count()) {
@@ -167,7 +172,8 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
           }
           // The dependencies' end times are the one random access here: ask for them early.
           if (i + kPrefetchDistance < range.end()) {
-            for (TransferId dep : schedule.deps_of(static_cast<TransferId>(i + kPrefetchDistance))) schedule.prefetch_times(dep);
+            for (TransferId dep : schedule.deps_of(static_cast<TransferId>(i + kPrefetchDistance)))
+              schedule.prefetch_times(dep);
           }
           const Transfer transfer = schedule.transfer(id);
           facts.links_planned = facts.links_planned && transfer.link != kNoLink;
@@ -181,10 +187,13 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
           if (transfer.link != kNoLink) {
             const Link& link = topology.link(transfer.link);
             const double needed = link_time_us(schedule.bytes_of(transfer), link.latency_us, link.bandwidth_GBps);
-            facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
+            facts.durations_and_deps_hold =
+                facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
           } else if (transfer.route != kNoRoute) {
-            const double needed = path_time_us(topology, schedule.route_links(transfer.route), schedule.bytes_of(transfer));
-            facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
+            const double needed =
+                path_time_us(topology, schedule.route_links(transfer.route), schedule.bytes_of(transfer));
+            facts.durations_and_deps_hold =
+                facts.durations_and_deps_hold && time_leq(transfer.start_us + needed, transfer.end_us);
           }
           facts.chunk_entries += transfer.chunk_count;
         }
@@ -224,7 +233,8 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
   }
   std::vector<std::pair<std::uint64_t, NodeId>> others;
   for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
-    if (rows.row_of[npu] == SlotRows::kNoRow && first_seen[npu] != ~std::uint64_t{0}) others.push_back({first_seen[npu], npu});
+    if (rows.row_of[npu] == SlotRows::kNoRow && first_seen[npu] != ~std::uint64_t{0})
+      others.push_back({first_seen[npu], npu});
   }
   std::sort(others.begin(), others.end());
   for (const auto& [seen_at, npu] : others) rows.row_of[npu] = rows.rows++;

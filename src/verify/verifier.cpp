@@ -22,7 +22,8 @@ std::string format_number(double value) {
 
 std::string transfer_label(const Topology& topology, const Schedule& schedule, TransferId id) {
   const Transfer& transfer = schedule.transfer(id);
-  std::string label = cat("transfer ", id, " (", topology.node_label(transfer.src), " -> ", topology.node_label(transfer.dst));
+  std::string label =
+      cat("transfer ", id, " (", topology.node_label(transfer.src), " -> ", topology.node_label(transfer.dst));
   if (transfer.chunk_count == 1) {
     label += cat(", chunk ", schedule.chunks_of(transfer)[0]);
   } else if (transfer.chunk_count > 1) {
@@ -34,8 +35,8 @@ std::string transfer_label(const Topology& topology, const Schedule& schedule, T
 
 std::string transfer_label(const Topology& topology, const Schedule& schedule, TransferId id, ChunkId chunk) {
   const Transfer& transfer = schedule.transfer(id);
-  return cat("transfer ", id, " (", topology.node_label(transfer.src), " -> ", topology.node_label(transfer.dst), ", chunk ",
-             chunk, ")");
+  return cat("transfer ", id, " (", topology.node_label(transfer.src), " -> ", topology.node_label(transfer.dst),
+             ", chunk ", chunk, ")");
 }
 
 }  // namespace verify_detail

@@ -86,11 +86,11 @@ struct SlotRows {
 /// The structure pass and what it learns on the way, so that no later pass has to walk the
 /// transfers (tens of millions of them, gigabytes) again just to set up.
 struct Survey {
-  std::string problem;          ///< the first structural problem, or "" when well formed
+  std::string problem;  ///< the first structural problem, or "" when well formed
   SlotRows rows;
-  bool links_planned = false;   ///< every transfer names its planned link
-  bool times_monotone = true;   ///< exactly: every transfer starts after its dependencies end, ends after it starts
-  bool starts_sorted = true;    ///< ids are already in start order
+  bool links_planned = false;  ///< every transfer names its planned link
+  bool times_monotone = true;  ///< exactly: every transfer starts after its dependencies end, ends after it starts
+  bool starts_sorted = true;   ///< ids are already in start order
   /// Within the time tolerance: every transfer starts after its dependencies end and, when links
   /// are planned, lasts as long as its link needs (what TimingChecks would check one at a time).
   bool durations_and_deps_hold = true;
@@ -110,7 +110,9 @@ class ReplayOrder {
   std::size_t size() const { return schedule_->size(); }
   /// The i-th transfer to start.
   TransferId at(std::size_t i) const { return order_.empty() ? static_cast<TransferId>(i) : order_[i]; }
-  double start(TransferId id) const { return effective_start_.empty() ? schedule_->start_us(id) : effective_start_[id]; }
+  double start(TransferId id) const {
+    return effective_start_.empty() ? schedule_->start_us(id) : effective_start_[id];
+  }
   double end(TransferId id) const { return effective_end_.empty() ? schedule_->end_us(id) : effective_end_[id]; }
 
  private:
@@ -258,8 +260,8 @@ class Ancestry {
 
   const Schedule& schedule_;
   const ReplayOrder& order_;
-  TransferId reader_ = kNoTransfer;       ///< the reader the caches below describe
-  TransferId last_found_ = kNoTransfer;   ///< the last writer proven an ancestor of reader_
+  TransferId reader_ = kNoTransfer;      ///< the reader the caches below describe
+  TransferId last_found_ = kNoTransfer;  ///< the last writer proven an ancestor of reader_
   bool reader_deps_marked_ = false;
   // known_[x] == reader_ + 1: x is a proven ancestor of reader_. visited_[x] == epoch_: the current
   // search reached x. Both are allocated on the first search, which most schedules never need.
@@ -271,8 +273,8 @@ class Ancestry {
 
 /// The outcome of a fast replay.
 struct ReplayOutcome {
-  std::string error;                        ///< empty: the replay and the postcondition passed
-  std::uint64_t position = kAfterReplay;    ///< where the problem occurred
+  std::string error;                      ///< empty: the replay and the postcondition passed
+  std::uint64_t position = kAfterReplay;  ///< where the problem occurred
   std::uint64_t transfers_checked = 0;
   std::uint64_t redundant_copies = 0;
 };

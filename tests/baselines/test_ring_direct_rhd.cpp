@@ -25,8 +25,8 @@ using namespace tenet::testing;
 
 namespace {
 
-constexpr double kAlpha = 0.5;      // us, the generators' default
-constexpr double kBandwidth = 50e3; // bytes per us (50 GB/s), the generators' default
+constexpr double kAlpha = 0.5;       // us, the generators' default
+constexpr double kBandwidth = 50e3;  // bytes per us (50 GB/s), the generators' default
 
 Topology generated(const nlohmann::json& generator) { return generate_topology(generator, LinkDefaults{}, "t", ""); }
 
@@ -101,7 +101,8 @@ TEST_CASE("baselines: the registry lists ring, direct, rhd first and refuses unk
 TEST_CASE("baselines: one member is not applicable, with a reason", "[baselines]") {
   const Topology ring = generated({{"kind", "ring"}, {"npus", 4}});
   for (const std::string& name : kMine) {
-    const BaselineResult result = generate_baseline(name, ring, make_collective(CollectiveKind::kAllReduce, 1024, 1, {2}));
+    const BaselineResult result =
+        generate_baseline(name, ring, make_collective(CollectiveKind::kAllReduce, 1024, 1, {2}));
     CHECK_FALSE(result.applicable);
     CHECK_THAT(result.reason, Catch::Contains("at least 2"));
   }
@@ -120,7 +121,9 @@ TEST_CASE("baselines: ring, direct and rhd verify on every test topology", "[bas
   SECTION("tree-2x2x4 file") { verify_all(shipped("tree-2x2x4")); }
   SECTION("failed mesh file") { verify_all(shipped("mesh-4x4-failed-7-9")); }
   SECTION("ring-fc-switch file") { verify_all(shipped("ring-fc-switch-2x4x2")); }
-  SECTION("sub-collective on a torus") { verify_all(generated({{"kind", "torus"}, {"dims", {4, 4}}}), {0, 3, 5, 10, 15}); }
+  SECTION("sub-collective on a torus") {
+    verify_all(generated({{"kind", "torus"}, {"dims", {4, 4}}}), {0, 3, 5, 10, 15});
+  }
   SECTION("sub-collective on a tree") { verify_all(shipped("tree-2x2x4"), {1, 2, 7, 8, 12, 13, 14}); }
   SECTION("two members") { verify_all(generated({{"kind", "mesh"}, {"dims", {3, 3}}}), {0, 8}); }
   SECTION("random graphs, seeds 1..5") {
@@ -160,8 +163,8 @@ TEST_CASE("baselines: rhd verifies for every member count 2..13", "[baselines]")
 TEST_CASE("baselines: ring closed forms (Swing Sec. 2.3.1)", "[baselines]") {
   const std::uint64_t n = 8 << 20;
   SECTION("bidirectional ring on a ring and on a fully connected network") {
-    for (const Topology& topology : {generated({{"kind", "ring"}, {"npus", 8}}),
-                                     generated({{"kind", "fully_connected"}, {"npus", 8}})}) {
+    for (const Topology& topology :
+         {generated({{"kind", "ring"}, {"npus", 8}}), generated({{"kind", "fully_connected"}, {"npus", 8}})}) {
       const double p = 8;
       const double phase = (p - 1) * (kAlpha + n / (2 * p * kBandwidth));
       CHECK(verified("ring", topology, make_collective(CollectiveKind::kReduceScatter, n)).planned_time_us() ==
@@ -268,9 +271,9 @@ TEST_CASE("baselines: direct all-reduce with shared dependency lists survives a 
 TEST_CASE("baselines: snake rings on grids", "[baselines]") {
   SECTION("every torus and every mesh with an even dimension gets a Hamiltonian cycle") {
     const std::vector<std::pair<std::string, std::vector<int>>> grids = {
-        {"torus", {4, 4}},    {"torus", {3, 5}},    {"torus", {5, 5}},       {"torus", {3, 3, 3}}, {"torus", {2, 3}},
-        {"torus", {8, 4, 2}}, {"torus", {7}},       {"mesh", {3, 4}},        {"mesh", {4, 3}},     {"mesh", {2, 3}},
-        {"mesh", {6, 6}},     {"mesh", {3, 3, 2}},  {"mesh", {2, 2, 2, 2}},  {"mesh", {5, 2, 3}}};
+        {"torus", {4, 4}},    {"torus", {3, 5}},   {"torus", {5, 5}},      {"torus", {3, 3, 3}}, {"torus", {2, 3}},
+        {"torus", {8, 4, 2}}, {"torus", {7}},      {"mesh", {3, 4}},       {"mesh", {4, 3}},     {"mesh", {2, 3}},
+        {"mesh", {6, 6}},     {"mesh", {3, 3, 2}}, {"mesh", {2, 2, 2, 2}}, {"mesh", {5, 2, 3}}};
     for (const auto& [kind, dims] : grids) {
       const Topology topology = generated({{"kind", kind}, {"dims", dims}});
       const RingEmbedding ring = ring_embedding(topology, Collective{}.participants(topology));
@@ -306,8 +309,8 @@ TEST_CASE("baselines: snake rings on grids", "[baselines]") {
     REQUIRE(sub.order.size() == members.size());
     std::vector<std::size_t> positions;
     for (NodeId npu : sub.order) {
-      positions.push_back(static_cast<std::size_t>(std::find(whole.order.begin(), whole.order.end(), npu) -
-                                                   whole.order.begin()));
+      positions.push_back(
+          static_cast<std::size_t>(std::find(whole.order.begin(), whole.order.end(), npu) - whole.order.begin()));
     }
     CHECK(std::is_sorted(positions.begin(), positions.end()));
   }

@@ -72,7 +72,8 @@ bool within(double measured, double expected, double tolerance = 0.01) {
 /// `dims` dimensions and p nodes, in units of n * beta: n/(2D) * sum_s delta(sigma(s)) / 2^(s+1).
 double swing_model_bandwidth(std::uint32_t dims, std::uint32_t log2_p) {
   double sum = 0.0;
-  for (std::uint32_t s = 0; s < log2_p; ++s) sum += static_cast<double>(swing::delta(s / dims)) / std::ldexp(1.0, s + 1);
+  for (std::uint32_t s = 0; s < log2_p; ++s)
+    sum += static_cast<double>(swing::delta(s / dims)) / std::ldexp(1.0, s + 1);
   return sum / (2.0 * dims);
 }
 
@@ -326,9 +327,9 @@ TEST_CASE("torus baselines verify on tori and elsewhere", "[baselines_torus]") {
       const Collective collective = make_collective(kind, 6720 * p);
       const BaselineResult swing = checked("swing", c.topology, collective);
       CHECK(swing.applicable);
-      const bool noted = std::any_of(swing.schedule.notes.begin(), swing.schedule.notes.end(), [](const std::string& n) {
-        return n.find("swing on a non-torus: logical 1D pattern") != std::string::npos;
-      });
+      const bool noted = std::any_of(
+          swing.schedule.notes.begin(), swing.schedule.notes.end(),
+          [](const std::string& n) { return n.find("swing on a non-torus: logical 1D pattern") != std::string::npos; });
       CHECK(noted == !c.torus);
 
       const BaselineResult latency = checked("swing-latency", c.topology, collective);
@@ -403,7 +404,8 @@ TEST_CASE("bucket matches Eq. 3 on symmetric tori", "[baselines_torus]") {
 TEST_CASE("bucket meets Eq. 2 on asymmetric tori", "[baselines_torus]") {
   // Eq. 2's bandwidth term: (dl-1)/dl * n/(2N) * (ds^N - 1)/ds^N * ds/(ds-1). With phases in step
   // (each lasts max(d) - 1 steps) it is exact in 2D and an upper bound beyond.
-  for (const std::vector<int>& dims : std::vector<std::vector<int>>{{8, 4}, {16, 4}, {32, 8}, {3, 5}, {8, 4, 4}, {4, 8, 2}}) {
+  for (const std::vector<int>& dims :
+       std::vector<std::vector<int>>{{8, 4}, {16, 4}, {32, 8}, {3, 5}, {8, 4, 4}, {4, 8, 2}}) {
     const Topology topology = torus(dims);
     const double n_dims = static_cast<double>(dims.size());
     const double longest = *std::max_element(dims.begin(), dims.end());

@@ -41,9 +41,11 @@ BatchIdentity identity_for(const Topology& topology, const std::string& spec, st
 nlohmann::json summary_of(const Topology& topology, const std::vector<Scenario>& scenarios, BatchOptions options,
                           const std::string& spec) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const ScenarioOutcome& outcome : run_batch(topology, scenarios, options)) rows.push_back(scenario_row(outcome, topology));
-  const std::string shard =
-      options.shard_count == 1 ? "all" : std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count);
+  for (const ScenarioOutcome& outcome : run_batch(topology, scenarios, options))
+    rows.push_back(scenario_row(outcome, topology));
+  const std::string shard = options.shard_count == 1
+                                ? "all"
+                                : std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count);
   return batch_summary(identity_for(topology, spec, scenarios.size()), shard, rows);
 }
 
@@ -113,8 +115,7 @@ TEST_CASE("results do not depend on the thread count, and shards add up to the w
   nlohmann::json merged = merge_batch_summaries(folders);
   CHECK(merged == whole);
 
-  CHECK_THROWS_WITH(merge_batch_summaries({folders[0], folders[1]}),
-                    "error: batch merge: missing shard(s) 2/3");
+  CHECK_THROWS_WITH(merge_batch_summaries({folders[0], folders[1]}), "error: batch merge: missing shard(s) 2/3");
   CHECK_THROWS_WITH(merge_batch_summaries({folders[0], folders[1], folders[1]}),
                     Catch::Contains("shard 1/3 is given twice"));
   // A shard of another sweep (other size) is refused.

@@ -46,7 +46,7 @@ TEST_CASE("failed NPUs of the file keep their ids in scenario names", "[batch]")
   const Topology mesh = shipped("mesh-4x4-failed-7-9");
   const auto npus = make_scenarios("all-npus", mesh, "--scenarios");
   REQUIRE(npus.size() == 15);
-  CHECK(npus[8].name == "npu-8");   // current NPU 7 was NPU 8 in the file
+  CHECK(npus[8].name == "npu-8");  // current NPU 7 was NPU 8 in the file
   CHECK(npus[8].failed_npus == std::vector<NodeId>{7});
 }
 

@@ -32,7 +32,11 @@ TEST_CASE("a streamed write produces the same file as a whole one", "[atomic_fil
   const std::string whole = (folder / "whole.txt").string();
   const std::string streamed = (folder / "streamed.txt").string();
   write_file_atomically(whole, std::string("line one\nline two\n"));
-  write_file_atomically(streamed, [](std::ostream& out) { out << "line one\n" << "line " << "two\n"; });
+  write_file_atomically(streamed, [](std::ostream& out) {
+    out << "line one\n"
+        << "line "
+        << "two\n";
+  });
   CHECK(read_file(whole) == read_file(streamed));
   std::filesystem::remove_all(folder);
 }

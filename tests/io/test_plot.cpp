@@ -43,9 +43,10 @@ TEST_CASE("the heat map paints links by load and refuses unreadable sizes", "[pl
   bytes[0] = 1000.0;
   const std::string svg = link_heatmap_svg(ring, bytes, "load");
   CHECK(count_of(svg, "<title>") == ring.link_count());
-  CHECK(svg.find("fill=\"#8c0000\"") != std::string::npos);   // the busiest link, darkest red
-  CHECK(svg.find("fill=\"#ffffff\"") != std::string::npos);   // idle links white
-  const Topology big = generate_topology(nlohmann::json{{"kind", "torus"}, {"dims", {16, 17}}}, LinkDefaults{}, "t", "");
+  CHECK(svg.find("fill=\"#8c0000\"") != std::string::npos);  // the busiest link, darkest red
+  CHECK(svg.find("fill=\"#ffffff\"") != std::string::npos);  // idle links white
+  const Topology big =
+      generate_topology(nlohmann::json{{"kind", "torus"}, {"dims", {16, 17}}}, LinkDefaults{}, "t", "");
   CHECK_THROWS_WITH(link_heatmap_svg(big, {}, "x"),
                     "error: --heatmap: the topology has 272 nodes; a heat map draws at most 256 (use the per-link "
                     "numbers of --json)");

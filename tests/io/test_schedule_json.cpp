@@ -96,15 +96,19 @@ TEST_CASE("a schedule is written in the documented format, one transfer per line
         "  \"algorithm\": \"mine\", \"collective\": \"reducescatter\", \"size_bytes\": 3000,\n"
         "  \"chunks_per_member\": 1, \"members\": [0, 1, 2],\n"
         "  \"npus\": 3, \"npu_ids_in_topology_file\": [0, 2, 3],\n"
-        "  \"topology\": \"ring-3\", \"topology_fingerprint\": \"" + topology.fingerprint() + "\",\n"
-        "  \"planned_time_us\": 3.25, \"notes\": [],\n"
-        "  \"transfers\": [\n"
-        "    {\"id\": 0, \"src\": 0, \"dst\": 1, \"kind\": \"reduce\", \"chunks\": [2], \"deps\": [], \"start_us\": 0.0, "
-        "\"end_us\": 1.5, \"link\": 0},\n"
-        "    {\"id\": 1, \"src\": 1, \"dst\": 2, \"kind\": \"reduce\", \"chunks\": [2], \"deps\": [0], \"start_us\": 1.5, "
-        "\"end_us\": 3.25}\n"
-        "  ]\n"
-        "}\n");
+        "  \"topology\": \"ring-3\", \"topology_fingerprint\": \"" +
+            topology.fingerprint() +
+            "\",\n"
+            "  \"planned_time_us\": 3.25, \"notes\": [],\n"
+            "  \"transfers\": [\n"
+            "    {\"id\": 0, \"src\": 0, \"dst\": 1, \"kind\": \"reduce\", \"chunks\": [2], \"deps\": [], "
+            "\"start_us\": 0.0, "
+            "\"end_us\": 1.5, \"link\": 0},\n"
+            "    {\"id\": 1, \"src\": 1, \"dst\": 2, \"kind\": \"reduce\", \"chunks\": [2], \"deps\": [0], "
+            "\"start_us\": 1.5, "
+            "\"end_us\": 3.25}\n"
+            "  ]\n"
+            "}\n");
   const Schedule empty(CollectiveKind::kAllGather, 3000, {0, 1, 2}, 1, "none");
   const std::string text = schedule_to_text(empty, topology);
   CHECK(text.find("\"transfers\": []\n}\n") != std::string::npos);
@@ -147,14 +151,16 @@ TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem
 
   CHECK(rejection(good, topology).empty());
   CHECK(rejection("{\"format\": ", topology) ==
-        "error: s.json: invalid JSON: parse error at line 1, column 12: syntax error while parsing value - unexpected end "
+        "error: s.json: invalid JSON: parse error at line 1, column 12: syntax error while parsing value - unexpected "
+        "end "
         "of input; expected '[', '{', or a literal");
   CHECK(rejection(std::string(70, '[') + std::string(70, ']'), topology) ==
         "error: s.json: JSON nested deeper than 64 levels; a schedule file needs 4");
   CHECK(rejection("[]", topology) == "error: s.json: a schedule file must hold a JSON object (got an array)");
   CHECK(edited([](json& d) { d["format"] = "msccl"; }) ==
         "error: s.json: /format: must be \"tenet-schedule\" (got \"msccl\"); is this a schedule file?");
-  CHECK(edited([](json& d) { d["version"] = 2; }) == "error: s.json: /version: this tenet reads version 1 (got the integer 2)");
+  CHECK(edited([](json& d) { d["version"] = 2; }) ==
+        "error: s.json: /version: this tenet reads version 1 (got the integer 2)");
   CHECK(edited([](json& d) { d["collective"] = "allgathr"; }) ==
         "error: s.json: /collective: unknown collective 'allgathr' (did you mean 'allgather'?); expected allgather, "
         "reducescatter or allreduce");
@@ -163,17 +169,22 @@ TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem
   CHECK(edited([](json& d) { d.erase("transfers"); }) == "error: s.json: /transfers: missing: the list of transfers");
 
   SECTION("a schedule made for another topology") {
-    CHECK(edited([](json& d) { d["npus"] = 4; }) ==
-          "error: s.json: /npus: the schedule was made for a topology with 4 NPUs, but this one has 3 (after failures); "
-          "give the topology the schedule was made for");
-    CHECK(edited([](json& d) { d["npu_ids_in_topology_file"] = {0, 1, 5}; }) ==
-          "error: s.json: /npu_ids_in_topology_file/2: the schedule's NPU 2 is NPU 5 of its topology file, but here NPU 2 "
+    CHECK(
+        edited([](json& d) { d["npus"] = 4; }) ==
+        "error: s.json: /npus: the schedule was made for a topology with 4 NPUs, but this one has 3 (after failures); "
+        "give the topology the schedule was made for");
+    CHECK(edited([](json& d) {
+            d["npu_ids_in_topology_file"] = {0, 1, 5};
+          }) ==
+          "error: s.json: /npu_ids_in_topology_file/2: the schedule's NPU 2 is NPU 5 of its topology file, but here "
+          "NPU 2 "
           "is NPU 2 (the schedule was made for another topology or other failures)");
   }
   SECTION("members") {
     CHECK(edited([](json& d) { d["members"] = {0, 0, 1}; }) == "error: s.json: /members/1: NPU 0 is listed twice");
-    CHECK(edited([](json& d) { d["members"] = {0, 9, 1}; }) ==
-          "error: s.json: /members/1: must be an integer from 0 to 2 (got the integer 9)");
+    CHECK(edited([](json& d) {
+            d["members"] = {0, 9, 1};
+          }) == "error: s.json: /members/1: must be an integer from 0 to 2 (got the integer 9)");
   }
   SECTION("transfers") {
     CHECK(edited([](json& d) { d["transfers"][1]["id"] = 5; }) ==
@@ -186,8 +197,9 @@ TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem
           "error: s.json: /transfers/0/kind: must be \"copy\" or \"reduce\" (got \"move\")");
     CHECK(edited([](json& d) { d["transfers"][0]["chunks"] = {9}; }) ==
           "error: s.json: /transfers/0/chunks/0: chunk 9 does not exist (the schedule has 3 chunks: 3 members x 1)");
-    CHECK(edited([](json& d) { d["transfers"][0]["chunks"] = {0, 0}; }) ==
-          "error: s.json: /transfers/0/chunks/1: chunk 0 is listed twice");
+    CHECK(edited([](json& d) {
+            d["transfers"][0]["chunks"] = {0, 0};
+          }) == "error: s.json: /transfers/0/chunks/1: chunk 0 is listed twice");
     CHECK(edited([](json& d) { d["transfers"][3]["deps"] = {7}; }) ==
           "error: s.json: /transfers/3/deps/0: transfer 7 is not an earlier transfer");
     CHECK(edited([](json& d) { d["transfers"][0]["link"] = 99; }) ==
@@ -197,7 +209,8 @@ TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem
     CHECK(edited([](json& d) { d["transfers"][0]["start_us"] = -1; }) ==
           "error: s.json: /transfers/0/start_us: must be a time >= 0 in microseconds (got the integer -1)");
     CHECK(edited([](json& d) { d["transfers"][0] = 5; }) ==
-          "error: s.json: /transfers/0: must be an object with id, src, dst, kind, chunks, deps, start_us and end_us (got "
+          "error: s.json: /transfers/0: must be an object with id, src, dst, kind, chunks, deps, start_us and end_us "
+          "(got "
           "the integer 5)");
     CHECK(edited([](json& d) { d["transfers"][0].erase("src"); }) ==
           "error: s.json: /transfers/0: missing 'src' (the sending NPU)");
@@ -236,9 +249,11 @@ TEST_CASE("chunk counts a schedule's transfers cannot use are refused before all
     return rejection(document.dump(), topology);
   };
   // 1000000 chunks per member took 5 GB in verify and simulate.
-  CHECK(with_chunks(1000000) == "error: s.json: /chunks_per_member: must be an integer from 1 to 65536 (got the integer 1000000)");
+  CHECK(with_chunks(1000000) ==
+        "error: s.json: /chunks_per_member: must be an integer from 1 to 65536 (got the integer 1000000)");
   CHECK(with_chunks(30000) ==
-        "error: s.json: /chunks_per_member: 30000 chunks per member make 90000 chunks, more than the transfers move: they "
+        "error: s.json: /chunks_per_member: 30000 chunks per member make 90000 chunks, more than the transfers move: "
+        "they "
         "list 6 chunk ids, and every chunk needs at least 2 (one per member but its own)");
   // Few chunks are cheap: whether the transfers deliver them is the verifier's to say.
   CHECK(with_chunks(2).empty());
@@ -253,15 +268,17 @@ TEST_CASE("the planned time in the header must be the transfers' latest end", "[
     return rejection(document.dump(), topology);
   };
   CHECK(with_planned(5) ==
-        "error: s.json: /planned_time_us: is 5.0, but the latest transfer ends at 2.8666666666666667 (/transfers/3/end_us); "
+        "error: s.json: /planned_time_us: is 5.0, but the latest transfer ends at 2.8666666666666667 "
+        "(/transfers/3/end_us); "
         "the planned time must be the latest end_us");
   CHECK(with_planned(2.866667).empty());  // another writer's rounding
   json empty = json::parse(good);
   empty["transfers"] = json::array();
   empty["planned_time_us"] = 1.5;
-  CHECK(rejection(empty.dump(), topology) ==
-        "error: s.json: /planned_time_us: is 1.5, but the schedule has no transfers; the planned time must be the latest "
-        "end_us");
+  CHECK(
+      rejection(empty.dump(), topology) ==
+      "error: s.json: /planned_time_us: is 1.5, but the schedule has no transfers; the planned time must be the latest "
+      "end_us");
 }
 
 TEST_CASE("numbers beyond a double and NUL bytes are refused at their place", "[schedule_json]") {

@@ -13,15 +13,17 @@
 using namespace tenet;
 
 TEST_CASE("Baselines on the small shipped topologies run as MSCCL XML", "[msccl][baseline]") {
-  const char* const topologies[] = {"torus-4x4", "mesh-3x3", "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8",
-                                    "two-level-switch-8x4", "dragonfly-4x5", "tree-2x2x4", "hypercube-6"};
+  const char* const topologies[] = {
+      "torus-4x4",     "mesh-3x3",   "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8", "two-level-switch-8x4",
+      "dragonfly-4x5", "tree-2x2x4", "hypercube-6"};
   for (const char* name : topologies) {
     const Topology topology = load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
     // The 64-rank files of some baselines hold 3,000 steps per rank: there one case per
     // algorithm and collective, without the (vector-clock) race check, keeps the test fast.
     const bool large = topology.npu_count() > 32;
     for (const char* algorithm : {"ring", "swing", "bucket", "rhd", "direct", "swing-latency", "circulant"}) {
-      for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+      for (CollectiveKind kind :
+           {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
         for (std::uint32_t chunks : {1u, 3u}) {
           if (large && chunks == 3) continue;
           Collective collective;

@@ -105,12 +105,14 @@ TEST_CASE("A sender runs ahead of its receiver only by the FIFO's calls", "[mscc
   // Rank 1 receives rank 0's 3 chunks only after it has sent its own 3 (same threadblock), and
   // rank 0 does the same: with unbounded FIFOs both finish; with Simple's 2 calls the third send
   // of each side waits for a receive that comes after it, so the runtime hangs.
-  std::string text = "<algo name=\"swap\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"6\" ngpus=\"2\" "
-                     "coll=\"allgather\" inplace=\"1\">\n";
+  std::string text =
+      "<algo name=\"swap\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"6\" ngpus=\"2\" "
+      "coll=\"allgather\" inplace=\"1\">\n";
   for (int r = 0; r < 2; ++r) {
     const int other = 1 - r;
     text += "  <gpu id=\"" + std::to_string(r) + "\" i_chunks=\"0\" o_chunks=\"6\" s_chunks=\"0\">\n";
-    text += "    <tb id=\"0\" send=\"" + std::to_string(other) + "\" recv=\"" + std::to_string(other) + "\" chan=\"0\">\n";
+    text +=
+        "    <tb id=\"0\" send=\"" + std::to_string(other) + "\" recv=\"" + std::to_string(other) + "\" chan=\"0\">\n";
     for (int c = 0; c < 3; ++c) text += step(c, "s", "o", r * 3 + c, "o", r * 3 + c);
     for (int c = 0; c < 3; ++c) text += step(3 + c, "r", "o", other * 3 + c, "o", other * 3 + c);
     text += "    </tb>\n  </gpu>\n";
@@ -118,8 +120,9 @@ TEST_CASE("A sender runs ahead of its receiver only by the FIFO's calls", "[mscc
   text += "</algo>\n";
   const Topology topology = pair_topology();
   // Large chunks (one call per chunk): 3 calls do not fit 2 FIFO slots.
-  CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(text, "swap.xml"), topology, std::uint64_t{6} << 20, "swap.xml"),
-                    Contains("waits forever for room in its connection to rank 1 on channel 0 (the runtime buffers 2 calls"));
+  CHECK_THROWS_WITH(
+      msccl_to_schedule(parse_msccl_xml(text, "swap.xml"), topology, std::uint64_t{6} << 20, "swap.xml"),
+      Contains("waits forever for room in its connection to rank 1 on channel 0 (the runtime buffers 2 calls"));
   // LL buffers 8 calls: the same file runs.
   std::string ll = text;
   ll.replace(ll.find("proto=\"Simple\""), 14, "proto=\"LL\"");
@@ -133,7 +136,8 @@ TEST_CASE("An MSCCL file must fit the topology it is checked on", "[msccl][runti
   const std::string xml = schedule_to_msccl_xml(synthesized.schedule, torus, {});
   SECTION("a 4-rank file is not a 16-NPU algorithm") {
     CHECK(verify_msccl_xml(xml, &torus).error ==
-          "ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly its "
+          "ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly "
+          "its "
           "ranks; to check it on some of the NPUs, give them with --members");
     CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(xml, "x.xml"), torus, 1 << 20, "x.xml"),
                       Contains("error: x.xml: ngpus=\"4\" but topology 'torus-4x4' has 16 NPUs"));
@@ -141,9 +145,11 @@ TEST_CASE("An MSCCL file must fit the topology it is checked on", "[msccl][runti
   SECTION("with its members it verifies and runs") {
     const std::vector<NodeId> members = {0, 1, 2, 3};
     CHECK(verify_msccl_xml(xml, &torus, true, members).ok);
-    CHECK(simulate(torus, msccl_to_schedule(parse_msccl_xml(xml, "x.xml"), torus, 1 << 20, "x.xml", members)).time_us > 0.0);
+    CHECK(simulate(torus, msccl_to_schedule(parse_msccl_xml(xml, "x.xml"), torus, 1 << 20, "x.xml", members)).time_us >
+          0.0);
     const std::vector<NodeId> others = {0, 1, 2, 5};
-    CHECK(verify_msccl_xml(xml, &torus, true, others).error == "rank_to_npu maps rank 3 to NPU 3, which is not one of --members");
+    CHECK(verify_msccl_xml(xml, &torus, true, others).error ==
+          "rank_to_npu maps rank 3 to NPU 3, which is not one of --members");
   }
   SECTION("a send between NPUs with no route") {
     Topology one_way(2, {});
@@ -159,7 +165,8 @@ TEST_CASE("Synthesized schedules run from their MSCCL XML within 5% of their pla
   // and a large size: the file's time on the runtime model against the schedule's own.
   for (const char* name : {"torus-8x8", "mesh-8x8", "hypercube-6", "torus-4x4x4", "dgx1-8"}) {
     const Topology topology = shipped(name);
-    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    for (CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
       for (std::uint64_t size : {std::uint64_t{1} << 20, std::uint64_t{64} << 20}) {
         INFO(name << " " << collective_name(kind) << " " << size);
         const SynthResult synthesized = synthesize(topology, make_collective(kind, size), {});
@@ -171,7 +178,8 @@ TEST_CASE("Synthesized schedules run from their MSCCL XML within 5% of their pla
   }
 }
 
-TEST_CASE("More transfers in flight between a pair than MSCCL's channels hold are serialized, and timed", "[msccl][runtime]") {
+TEST_CASE("More transfers in flight between a pair than MSCCL's channels hold are serialized, and timed",
+          "[msccl][runtime]") {
   // 2 ranks, 40 chunks each, all sent at once both ways: 40 transfers in flight per pair, but a
   // connection runs one at a time and the runtime has 32 channels.
   const Topology topology = pair_topology();
@@ -181,7 +189,8 @@ TEST_CASE("More transfers in flight between a pair than MSCCL's channels hold ar
   for (NodeId from : {0u, 1u}) {
     for (ChunkId c = 0; c < chunks; ++c) {
       const ChunkId chunk = from * chunks + c;
-      schedule.add(from, 1 - from, TransferKind::kCopy, std::span<const ChunkId>(&chunk, 1), {}, 0.0, 1.0 + chunks * 1.0);
+      schedule.add(from, 1 - from, TransferKind::kCopy, std::span<const ChunkId>(&chunk, 1), {}, 0.0,
+                   1.0 + chunks * 1.0);
     }
   }
   const double schedule_us = simulate(topology, schedule).time_us;
@@ -192,11 +201,13 @@ TEST_CASE("More transfers in flight between a pair than MSCCL's channels hold ar
   CHECK(verify_msccl_xml(written.text, &topology).ok);
 }
 
-TEST_CASE("random switched networks: the synthesized schedule's MSCCL XML verifies and beats no bound", "[msccl][property]") {
+TEST_CASE("random switched networks: the synthesized schedule's MSCCL XML verifies and beats no bound",
+          "[msccl][property]") {
   for (std::uint32_t seed = 1; seed <= 24; seed += 2) {
     const Topology topology = parse_topology(random_switched_network(seed), "random.json");
     const Diameter diameter = compute_diameter(topology);
-    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    for (CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
       const Collective collective = make_collective(kind, 16 << 20, 1 + seed % 3);
       INFO(topology.name << " " << collective_name(kind));
       const SynthResult synthesized = synthesize(topology, collective, {});

@@ -31,7 +31,8 @@ std::string step(int s, const char* type, const char* srcbuf, int srcoff, const 
 /// `receive_first` turns every rank's steps around, so that all wait for a message first.
 std::string spec_ring(bool receive_first = false) {
   std::string text =
-      "<algo name=\"allgather_ring_1channelsperring\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"3\" ngpus=\"3\" "
+      "<algo name=\"allgather_ring_1channelsperring\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"3\" "
+      "ngpus=\"3\" "
       "coll=\"allgather\" inplace=\"1\">\n";
   for (int r = 0; r < 3; ++r) {
     text += "  <gpu id=\"" + std::to_string(r) + "\" i_chunks=\"0\" o_chunks=\"3\" s_chunks=\"0\">\n";
@@ -51,12 +52,14 @@ std::string spec_ring(bool receive_first = false) {
 /// sends the result back and receives the other's result.
 std::string pair_allreduce() {
   std::string text =
-      "<algo name=\"pair_allreduce\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allreduce\" "
+      "<algo name=\"pair_allreduce\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "
+      "coll=\"allreduce\" "
       "inplace=\"1\">\n";
   for (int r = 0; r < 2; ++r) {
     const int other = 1 - r;
     text += "  <gpu id=\"" + std::to_string(r) + "\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n";
-    text += "    <tb id=\"0\" send=\"" + std::to_string(other) + "\" recv=\"" + std::to_string(other) + "\" chan=\"0\">\n";
+    text +=
+        "    <tb id=\"0\" send=\"" + std::to_string(other) + "\" recv=\"" + std::to_string(other) + "\" chan=\"0\">\n";
     text += step(0, "s", "i", other, "i", other);
     text += step(1, "rrc", "i", r, "i", r);
     text += step(2, "s", "i", r, "i", r);
@@ -66,7 +69,9 @@ std::string pair_allreduce() {
   return text + "</algo>\n";
 }
 
-Topology load(const std::string& name) { return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json"); }
+Topology load(const std::string& name) {
+  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
+}
 
 Topology one_way_ring_3() {
   Topology topology(3, {});
@@ -93,7 +98,8 @@ bool has_dep(const Schedule& schedule, TransferId id, TransferId dep) {
 
 }  // namespace
 
-TEST_CASE("The SPEC's ring all-gather becomes its six transfers, forwards after what they forward", "[msccl][convert]") {
+TEST_CASE("The SPEC's ring all-gather becomes its six transfers, forwards after what they forward",
+          "[msccl][convert]") {
   const Topology ring = one_way_ring_3();
   const MscclProgram program = parse_msccl_xml(spec_ring(), "spec-ring.xml");
   CHECK_FALSE(program.size_bytes);
@@ -195,9 +201,10 @@ TEST_CASE("Files that cannot be converted name the file and the line", "[msccl][
                       Contains("error: bad.xml: line 6: rank 0 tb 0 step 2 (r): s=\"3\" at position 2"));
   }
   SECTION("a deadlock even with unbounded FIFOs") {
-    CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(spec_ring(true), "stuck.xml"), ring, 3000, "stuck.xml"),
-                      Contains("error: stuck.xml: line 4: rank 0 tb 0 step 0 (r) waits forever for a message from rank 2 "
-                               "on channel 0: the program deadlocks"));
+    CHECK_THROWS_WITH(
+        msccl_to_schedule(parse_msccl_xml(spec_ring(true), "stuck.xml"), ring, 3000, "stuck.xml"),
+        Contains("error: stuck.xml: line 4: rank 0 tb 0 step 0 (r) waits forever for a message from rank 2 "
+                 "on channel 0: the program deadlocks"));
   }
   SECTION("ranks that are not the topology's NPUs") {
     CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(spec_ring(), "ring.xml"), pair(), 3000, "ring.xml"),
@@ -207,7 +214,8 @@ TEST_CASE("Files that cannot be converted name the file and the line", "[msccl][
     std::string text = spec_ring();
     text.replace(text.find("s_chunks=\"0\""), 12, "s_chunks=\"1\"");
     text.replace(text.find("type=\"s\" srcbuf=\"o\" srcoff=\"0\""), 30, "type=\"s\" srcbuf=\"s\" srcoff=\"0\"");
-    CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(text, "scratch.xml"), ring, 3000, "scratch.xml"),
-                      Contains("error: scratch.xml: line 4: rank 0 tb 0 step 0 (s): reads s[0], which no earlier step wrote"));
+    CHECK_THROWS_WITH(
+        msccl_to_schedule(parse_msccl_xml(text, "scratch.xml"), ring, 3000, "scratch.xml"),
+        Contains("error: scratch.xml: line 4: rank 0 tb 0 step 0 (s): reads s[0], which no earlier step wrote"));
   }
 }

@@ -90,7 +90,8 @@ TEST_CASE("The provenance comment comes before an otherwise identical file", "[m
   options.seed = 7;
   const std::string xml = schedule_to_msccl_xml(spec_ring_schedule(ring), ring, options);
   CHECK(xml.substr(xml.find("<algo")) == kSpecRing);
-  CHECK(xml.rfind("<!-- tenet " TENET_VERSION ": ring allgather on topology ring-3, 3 ranks, 1 chunk(s) per NPU, made for "
+  CHECK(xml.rfind("<!-- tenet " TENET_VERSION
+                  ": ring allgather on topology ring-3, 3 ranks, 1 chunk(s) per NPU, made for "
                   "2.93 KiB (3000 bytes), seed 7 -->\n",
                   0) == 0);
   CHECK(xml.find("<!-- rank_to_npu: 0 1 2 -->\n") != std::string::npos);
@@ -122,10 +123,12 @@ Collective collective_of(CollectiveKind kind, std::uint32_t chunks, std::vector<
   return collective;
 }
 
-constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce};
+constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                     CollectiveKind::kAllReduce};
 
-const char* const kSmallTopologies[] = {"torus-4x4", "mesh-3x3", "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8",
-                                        "two-level-switch-8x4", "dragonfly-4x5", "tree-2x2x4", "hypercube-6"};
+const char* const kSmallTopologies[] = {
+    "torus-4x4",     "mesh-3x3",   "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8", "two-level-switch-8x4",
+    "dragonfly-4x5", "tree-2x2x4", "hypercube-6"};
 
 /// Writes and verifies; "ok" or what went wrong.
 std::string write_and_verify(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options,
@@ -184,9 +187,10 @@ TEST_CASE("Ranks of a topology with failed NPUs are renumbered, with the mapping
         "rank_to_npu maps rank 7 to NPU 7, which topology 'mesh-4x4-failed-7-9' does not have (or has failed)");
   // Without a mapping the ranks must be all of the topology's NPUs.
   const Topology torus = shipped("torus-4x4");
-  CHECK(verify_msccl_xml(kSpecRing, &torus).error ==
-        "ngpus=\"3\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly its "
-        "ranks; to check it on some of the NPUs, give them with --members");
+  CHECK(
+      verify_msccl_xml(kSpecRing, &torus).error ==
+      "ngpus=\"3\" but topology 'torus-4x4' has 16 NPUs: the runtime runs a file only on a communicator of exactly its "
+      "ranks; to check it on some of the NPUs, give them with --members");
 }
 
 TEST_CASE("parse_msccl_xml reads the program back for other tools", "[msccl]") {
@@ -203,8 +207,9 @@ TEST_CASE("parse_msccl_xml reads the program back for other tools", "[msccl]") {
   CHECK(tb.steps[1].type == MscclStepType::kRecvCopySend);
   CHECK(tb.steps[1].dstoff == 0);
   CHECK(tb.steps[1].line == 12);
-  REQUIRE_THROWS_WITH(parse_msccl_xml("<algo\tname=\"x\"/>", "x.xml"),
-                      "error: x.xml: line 1: tab character: the runtime's reader skips only spaces and newlines (' ', '\\n', '\\r')");
+  REQUIRE_THROWS_WITH(
+      parse_msccl_xml("<algo\tname=\"x\"/>", "x.xml"),
+      "error: x.xml: line 1: tab character: the runtime's reader skips only spaces and newlines (' ', '\\n', '\\r')");
 }
 
 namespace {
@@ -329,10 +334,12 @@ TEST_CASE("Hand-broken files are rejected with specific messages", "[msccl]") {
     CHECK(problem(replaced(kSpecRing, "cnt=\"1\" depid", "cnt=\"1\"  depid")) ==
           "line 4: in <step>: two spaces in a row (the runtime's reader makes an empty attribute of them)");
     CHECK(problem(replaced(kSpecRing, "hasdep=\"0\"/>", "hasdep='0'/>")) ==
-          "line 4: in <step>: attribute 'hasdep' in single quotes: the runtime's reader reads values up to the next '\"'; "
+          "line 4: in <step>: attribute 'hasdep' in single quotes: the runtime's reader reads values up to the next "
+          "'\"'; "
           "use double quotes");
     CHECK(problem(replaced(kSpecRing, "srcoff=\"2\"", "srcoff=\"02\"")) ==
-          "line 5: <step> (rank 0 tb 0 position 1) srcoff=\"02\" is not a plain decimal integer (the runtime reads numbers "
+          "line 5: <step> (rank 0 tb 0 position 1) srcoff=\"02\" is not a plain decimal integer (the runtime reads "
+          "numbers "
           "with strtol base 0: \"010\" is 8, \"0x10\" 16)");
     CHECK(problem(replaced(kSpecRing, " hasdep=\"0\"/>", "/>")) ==
           "line 4: <step> (rank 0 tb 0 position 0) lacks attribute 'hasdep': the runtime does not load it without");
@@ -341,21 +348,27 @@ TEST_CASE("Hand-broken files are rejected with specific messages", "[msccl]") {
     CHECK(problem(replaced(kSpecRing, "coll=\"allgather\"", "coll=\"reducescatter\"")) ==
           "line 1: <algo> coll=\"reducescatter\" is not a collective the runtime knows (allreduce, allgather, reduce, "
           "broadcast, alltoall, reduce_scatter, custom): it fails to load; did you mean \"reduce_scatter\"?");
-    CHECK(problem(replaced(kSpecRing, "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\"", "<step s=\"3\" type=\"r\" srcbuf=\"o\" srcoff=\"2\"")) ==
+    CHECK(problem(replaced(kSpecRing, "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\"",
+                           "<step s=\"3\" type=\"r\" srcbuf=\"o\" srcoff=\"2\"")) ==
           "line 13: rank 1 tb 0 step 2 (r): s=\"3\" at position 2: steps must be numbered 0, 1, 2, ... in order "
           "(dependencies and the runtime's step counter count positions)");
-    CHECK(problem(replaced(kSpecRing, "srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\"", "srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"2\"")) ==
+    CHECK(problem(replaced(kSpecRing, "srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"1\"",
+                           "srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\" cnt=\"2\"")) ==
           "line 5: rank 0 tb 0 step 1 (rcs): dst o[2..4) is outside o_chunks=3 (out of bounds)");
     CHECK(problem(replaced(kSpecRing, "type=\"r\"", "type=\"ra\"")) ==
-          "line 6: rank 0 tb 0 step 2 (ra): type ra loads but the interpreter has no case for it and stops the threadblock");
+          "line 6: rank 0 tb 0 step 2 (ra): type ra loads but the interpreter has no case for it and stops the "
+          "threadblock");
     CHECK(problem(replaced(kSpecRing, "<tb id=\"0\" send=\"1\" recv=\"2\"", "<tb id=\"0\" send=\"2\" recv=\"1\"")) ==
           "rank 0 tb 0 sends to rank 2 on channel 0, but rank 2 has no tb receiving from rank 0 on that channel "
           "(connections are set up in pairs)");
-    CHECK(problem(replaced(kSpecRing, "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"", "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"2\"")) ==
-          "connection rank 0 -> rank 1 channel 0: send #0 (line 4, cnt 2) meets receive #0 (line 12, cnt 1): matched steps "
+    CHECK(problem(replaced(kSpecRing, "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"",
+                           "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"2\"")) ==
+          "connection rank 0 -> rank 1 channel 0: send #0 (line 4, cnt 2) meets receive #0 (line 12, cnt 1): matched "
+          "steps "
           "need the same cnt");
-    CHECK(problem(replaced(kSpecRing, "recv=\"2\" chan=\"0\"", "recv=\"2\" chan=\"1\"")) ==
-          "line 3: rank 0 <tb id=\"0\">: chan=\"1\" is not below nchannels=\"1\" (only those channels get connections)");
+    CHECK(
+        problem(replaced(kSpecRing, "recv=\"2\" chan=\"0\"", "recv=\"2\" chan=\"1\"")) ==
+        "line 3: rank 0 <tb id=\"0\">: chan=\"1\" is not below nchannels=\"1\" (only those channels get connections)");
     const std::string race = problem(kRacingCopies);
     CHECK(race.rfind("race on rank 0 o[1]: tb ", 0) == 0);
     CHECK(race.find(", and no dependency or message orders the two") != std::string::npos);
@@ -363,13 +376,18 @@ TEST_CASE("Hand-broken files are rejected with specific messages", "[msccl]") {
                            "dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"")) ==
           "line 34: rank 2 tb 0 step 1 (s): waits for tb 2 step 0, which has hasdep=\"0\" and so does not publish its "
           "progress (the wait could hang)");
-    CHECK(problem(replaced(kRacingCopies, "<step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"2\"",
-                           "<step s=\"1\" type=\"nop\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"2\"")) ==
-          "line 34: rank 2 tb 0 step 1 (nop): a nop at the end of a threadblock is dropped by the loader, with its dependency");
+    CHECK(
+        problem(replaced(
+            kRacingCopies,
+            "<step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"2\"",
+            "<step s=\"1\" type=\"nop\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"2\"")) ==
+        "line 34: rank 2 tb 0 step 1 (nop): a nop at the end of a threadblock is dropped by the loader, with its "
+        "dependency");
   }
   SECTION("execution: deadlocks at large buffers") {
     CHECK(problem(kExchange3) ==
-          "deadlock: 2 threadblock(s) wait forever (FIFOs of 2 calls; each step of cnt c is c calls, as with large buffers): "
+          "deadlock: 2 threadblock(s) wait forever (FIFOs of 2 calls; each step of cnt c is c calls, as with large "
+          "buffers): "
           "line 4: rank 0 tb 0 step 0 (s) waits for room to send to rank 1 on channel 0 (2 calls unreceived); line 10: "
           "rank 1 tb 0 step 0 (s) waits for room to send to rank 0 on channel 0 (2 calls unreceived)");
     // LL's 8-call FIFOs take it at every buffer size: cnt 3 is 3, 2 or 1 calls.
@@ -378,20 +396,25 @@ TEST_CASE("Hand-broken files are rejected with specific messages", "[msccl]") {
     CHECK(ll.splits_executed == 3);
   }
   SECTION("execution: wrong results") {
-    CHECK(problem(replaced(kAllReduce2, "<step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"", "<step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"1\"")) ==
-          "rank 0 i[1] (output chunk 1, in place) should hold the sum of chunk 1 over all 2 ranks but is missing rank 1's "
+    CHECK(problem(replaced(kAllReduce2, "<step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"",
+                           "<step s=\"1\" type=\"r\" srcbuf=\"i\" srcoff=\"1\"")) ==
+          "rank 0 i[1] (output chunk 1, in place) should hold the sum of chunk 1 over all 2 ranks but is missing rank "
+          "1's "
           "chunk 1 (1 contribution(s) where 2 belong) (numerically element 0 is 3 instead of 10)");
-    CHECK(problem(replaced(kAllReduce2, "<step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"1\"", "<step s=\"3\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"")) ==
+    CHECK(problem(replaced(kAllReduce2, "<step s=\"3\" type=\"r\" srcbuf=\"i\" srcoff=\"1\"",
+                           "<step s=\"3\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"")) ==
           "rank 0 i[1] (output chunk 1, in place) should hold the sum of chunk 1 over all 2 ranks but counts rank 0's "
           "chunk 1 twice (3 contribution(s) where 2 belong) (numerically element 0 is 13 instead of 10)");
     CHECK(problem(replaced(kSpecRing, "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"2\"",
                            "<step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"2\" dstbuf=\"o\" dstoff=\"0\"")) ==
-          "rank 1 o[0] should hold rank 0's chunk 0 but holds rank 2's chunk 2 (numerically element 0 is 17 instead of 1)");
+          "rank 1 o[0] should hold rank 0's chunk 0 but holds rank 2's chunk 2 (numerically element 0 is 17 instead of "
+          "1)");
     // Out of place, o starts uninitialised: sending o[r] instead of i[0] spreads garbage.
     std::string out_of_place = replaced(kSpecRing, "inplace=\"1\"", "inplace=\"0\"");
     for (int r = 0; r < 3; ++r) out_of_place = replaced(out_of_place, "i_chunks=\"0\"", "i_chunks=\"1\"");
     CHECK(problem(out_of_place) ==
-          "rank 0 o[0] should hold rank 0's chunk 0 but holds uninitialised data (a scratch or output slot was read before "
+          "rank 0 o[0] should hold rank 0's chunk 0 but holds uninitialised data (a scratch or output slot was read "
+          "before "
           "anything wrote it) (numerically element 0 is NaN instead of 1)");
   }
 }
@@ -411,13 +434,14 @@ TEST_CASE("The writer falls back to shorter steps where long ones would hang", "
 
   const std::string simple = schedule_to_msccl_xml(schedule, pair, {});
   CHECK(simple.find("cnt=\"6\"") == std::string::npos);  // pieces of at most 2 chunks, a Simple FIFO's worth
-  CHECK(simple.find("<step s=\"2\" type=\"rrc\" srcbuf=\"i\" srcoff=\"4\" dstbuf=\"i\" dstoff=\"4\" cnt=\"2\" depid=\"0\" deps=\"2\" hasdep=\"0\"/>") !=
-        std::string::npos);
+  CHECK(simple.find("<step s=\"2\" type=\"rrc\" srcbuf=\"i\" srcoff=\"4\" dstbuf=\"i\" dstoff=\"4\" cnt=\"2\" "
+                    "depid=\"0\" deps=\"2\" hasdep=\"0\"/>") != std::string::npos);
   CHECK(verify_msccl_xml(simple, &pair).ok);
   MscclWriteOptions ll;
   ll.protocol = MscclProtocol::kLL;
   const std::string deep = schedule_to_msccl_xml(schedule, pair, ll);
-  CHECK(deep.find("<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"6\"") != std::string::npos);
+  CHECK(deep.find("<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"6\"") !=
+        std::string::npos);
   CHECK(verify_msccl_xml(deep, &pair).ok);
 }
 
@@ -449,7 +473,8 @@ TEST_CASE("Schedules past the runtime's limits get the limit and a change that w
     const std::string error = writer_error(schedule, mesh, one_channel);
     INFO(error);
     CHECK(error.find("error: MSCCL XML: rank ") == 0);
-    CHECK(error.find("the runtime runs at most 256 per threadblock: spread each connection over 3 channels (--channels 3)") !=
+    CHECK(error.find(
+              "the runtime runs at most 256 per threadblock: spread each connection over 3 channels (--channels 3)") !=
           std::string::npos);
     MscclWriteOptions options;
     options.channels = suggested(error, "--channels");
@@ -464,14 +489,15 @@ TEST_CASE("Schedules past the runtime's limits get the limit and a change that w
     const Schedule schedule = synthesize(torus, collective_of(CollectiveKind::kAllReduce, 70), {}).schedule;
     const std::string error = writer_error(schedule, torus, {});
     INFO(error);
-    CHECK(error.find("the runtime's reader loads at most 4095 per rank: use fewer chunks per NPU") != std::string::npos);
+    CHECK(error.find("the runtime's reader loads at most 4095 per rank: use fewer chunks per NPU") !=
+          std::string::npos);
     const std::uint32_t chunks = suggested(error, "--chunks-per-npu");
     REQUIRE(chunks > 0);
     REQUIRE(chunks < 70);
     MscclWriteOptions options;
     options.channels = std::max(1u, suggested(error, "--channels"));
-    CHECK(write_and_verify(synthesize(torus, collective_of(CollectiveKind::kAllReduce, chunks), {}).schedule, torus, options) ==
-          "ok");
+    CHECK(write_and_verify(synthesize(torus, collective_of(CollectiveKind::kAllReduce, chunks), {}).schedule, torus,
+                           options) == "ok");
   }
   SECTION("16-bit chunk offsets") {
     const Topology ring = one_way_ring(3);
@@ -488,26 +514,32 @@ TEST_CASE("Schedules MSCCL cannot express are refused with the reason", "[msccl]
   const Schedule schedule = synthesize(mesh, collective_of(CollectiveKind::kAllGather, 1, {0, 2, 6, 8}), {}).schedule;
   const std::string error = writer_error(schedule, mesh, {});
   CHECK(error.find("error: MSCCL XML: transfer ") == 0);
-  CHECK(error.find(", which is not a member: MSCCL moves data only between the communicator's ranks") != std::string::npos);
+  CHECK(error.find(", which is not a member: MSCCL moves data only between the communicator's ranks") !=
+        std::string::npos);
   MscclWriteOptions bad_name;
   bad_name.name = "two words";
   CHECK(writer_error(spec_ring_schedule(one_way_ring(3)), one_way_ring(3), bad_name) ==
-        "error: MSCCL XML: algorithm name 'two words': at most 63 printable characters without spaces, quotes, '<', '>' or '&'");
+        "error: MSCCL XML: algorithm name 'two words': at most 63 printable characters without spaces, quotes, '<', "
+        "'>' or '&'");
   REQUIRE_THROWS_WITH(parse_msccl_protocol("simple", "--proto"),
-                      "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?); the MSCCL runtime knows Simple, LL and LL128");
+                      "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?); the MSCCL runtime knows "
+                      "Simple, LL and LL128");
 }
 
 TEST_CASE("Chunk counts past what steps can reach are refused before the interpreter allocates", "[msccl]") {
   // nchunksperloop="2147483647" took 16.8 GB: every rank's buffers hold that many chunks.
-  const MscclVerifyResult huge = verify_msccl_xml(replaced(kSpecRing, "nchunksperloop=\"3\"", "nchunksperloop=\"2147483647\""));
+  const MscclVerifyResult huge =
+      verify_msccl_xml(replaced(kSpecRing, "nchunksperloop=\"3\"", "nchunksperloop=\"2147483647\""));
   CHECK_FALSE(huge.ok);
   CHECK(huge.beyond_limits);
   CHECK(huge.error ==
         "line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop (steps reach chunk "
         "32837 at most: int16 offsets, cnt up to 71)");
-  CHECK_THROWS_WITH(msccl_to_schedule(parse_msccl_xml(replaced(kSpecRing, "nchunksperloop=\"3\"", "nchunksperloop=\"2147483647\""), "x.xml"),
-                                      one_way_ring(3), 3000, "x.xml"),
-                    "error: x.xml: " + huge.error);
+  CHECK_THROWS_WITH(
+      msccl_to_schedule(
+          parse_msccl_xml(replaced(kSpecRing, "nchunksperloop=\"3\"", "nchunksperloop=\"2147483647\""), "x.xml"),
+          one_way_ring(3), 3000, "x.xml"),
+      "error: x.xml: " + huge.error);
   // Scratch no step can reach costs nothing: the file is loaded and verified as written.
   const std::string scratch = replaced(kSpecRing, "s_chunks=\"0\"", "s_chunks=\"2147483647\"");
   CHECK(problem(scratch) == "ok");
@@ -516,6 +548,7 @@ TEST_CASE("Chunk counts past what steps can reach are refused before the interpr
 
 TEST_CASE("An offset near INT_MAX is out of bounds, not an overflow", "[msccl]") {
   // Found by fuzzing: offset + cnt overflowed int while the message was built (UBSan).
-  CHECK(problem(replaced(kSpecRing, "type=\"s\" srcbuf=\"o\" srcoff=\"2\"", "type=\"s\" srcbuf=\"o\" srcoff=\"2147483647\"")) ==
+  CHECK(problem(replaced(kSpecRing, "type=\"s\" srcbuf=\"o\" srcoff=\"2\"",
+                         "type=\"s\" srcbuf=\"o\" srcoff=\"2147483647\"")) ==
         "line 18: rank 2 tb 0 step 0 (s): src o[2147483647..2147483648) is outside o_chunks=3 (out of bounds)");
 }

@@ -26,7 +26,8 @@ using tenet::testing::shipped;
 namespace {
 
 nlohmann::json example() {
-  return nlohmann::json::parse(read_file(std::string(TENET_SOURCE_DIR) + "/tests/mscclpp/data/ring_allgather_3.plan.json"));
+  return nlohmann::json::parse(
+      read_file(std::string(TENET_SOURCE_DIR) + "/tests/mscclpp/data/ring_allgather_3.plan.json"));
 }
 
 nlohmann::json& ops_of(nlohmann::json& plan, int rank) { return plan["gpus"][rank]["threadblocks"][0]["ops"]; }
@@ -52,13 +53,15 @@ TEST_CASE("The SPEC's example verifies and hand-broken variants are refused by n
     nlohmann::json plan = example();
     ops_of(plan, 0).push_back({{"name", "wait"}, {"channel_ids", {1}}, {"channel_type", "memory"}});
     CHECK(verdict_of(plan) ==
-          "deadlock: rank 0 threadblock 0 op 14 (/gpus/0/threadblocks/0/ops/14) waits forever in 'wait' on memory channel 1 "
+          "deadlock: rank 0 threadblock 0 op 14 (/gpus/0/threadblocks/0/ops/14) waits forever in 'wait' on memory "
+          "channel 1 "
           "(to rank 2) for a signal that never comes");
   }
   SECTION("a chunk reference past the buffer") {
     nlohmann::json plan = example();
     ops_of(plan, 0)[4]["dst_buff"][0]["index"] = 3;
-    CHECK(verdict_of(plan) == "/gpus/0/threadblocks/0/ops/4/dst_buff/0: chunks [3, 4) are outside rank 1's output (3 chunks)");
+    CHECK(verdict_of(plan) ==
+          "/gpus/0/threadblocks/0/ops/4/dst_buff/0: chunks [3, 4) are outside rank 1's output (3 chunks)");
   }
   SECTION("a missing nop between receiving and forwarding") {
     nlohmann::json plan = example();
@@ -75,9 +78,11 @@ TEST_CASE("The SPEC's example verifies and hand-broken variants are refused by n
   SECTION("a put into the wrong peer") {
     nlohmann::json plan = example();
     plan["gpus"][0]["remote_buffers"][0]["rank"] = 2;
-    CHECK(verdict_of(plan) ==
-          "rank 0 threadblock 0 op 4 (/gpus/0/threadblocks/0/ops/4) writes into rank 2 before it knows that rank started "
-          "this launch; the previous launch may still be using the buffer (SPEC 9.4: signal and wait once before the first write)");
+    CHECK(
+        verdict_of(plan) ==
+        "rank 0 threadblock 0 op 4 (/gpus/0/threadblocks/0/ops/4) writes into rank 2 before it knows that rank started "
+        "this launch; the previous launch may still be using the buffer (SPEC 9.4: signal and wait once before the "
+        "first write)");
   }
   SECTION("unpaired channels") {
     nlohmann::json plan = example();
@@ -102,13 +107,16 @@ TEST_CASE("The SPEC's example verifies and hand-broken variants are refused by n
     }
     CHECK(verdict_of(plan) == "ok");
     ops_of(plan, 0)[4]["channel_ids"] = {1};
-    CHECK(verdict_of(plan) == "/gpus/0/threadblocks/0/ops/4/channel_ids/0: port channel 1 goes to rank 2 but dst_buff 0 is rank 1's buffer");
+    CHECK(
+        verdict_of(plan) ==
+        "/gpus/0/threadblocks/0/ops/4/channel_ids/0: port channel 1 goes to rank 2 but dst_buff 0 is rank 1's buffer");
   }
   SECTION("a reduction of a contribution twice") {
     nlohmann::json plan = example();
     plan["collective"] = "allreduce";
     CHECK(verdict_of(plan) ==
-          "/gpus/0: input_chunks 1 and output_chunks 3 do not fit allreduce on 3 ranks (allgather: output = ranks x input; "
+          "/gpus/0: input_chunks 1 and output_chunks 3 do not fit allreduce on 3 ranks (allgather: output = ranks x "
+          "input; "
           "reducescatter: input = ranks x output; allreduce: equal)");
   }
 }
@@ -120,33 +128,40 @@ TEST_CASE("Malformed plans are input errors naming the field", "[mscclpp][reader
     verify_mscclpp_plan(plan.dump(), "x.plan.json", nullptr);
     FAIL("no error");
   } catch (const InputError& error) {
-    CHECK(std::string(error.what()) == "error: x.plan.json: /gpus/1/threadblocks/0/ops/2/channel_ids: must be an array (got a string)");
+    CHECK(std::string(error.what()) ==
+          "error: x.plan.json: /gpus/1/threadblocks/0/ops/2/channel_ids: must be an array (got a string)");
   }
-  CHECK_THROWS_WITH(verify_mscclpp_plan("{\"name\": ", "x.plan.json", nullptr), Catch::Contains("error: x.plan.json: "));
+  CHECK_THROWS_WITH(verify_mscclpp_plan("{\"name\": ", "x.plan.json", nullptr),
+                    Catch::Contains("error: x.plan.json: "));
   const Topology topology = shipped("switch-8");
-  CHECK_THROWS_WITH(verify_mscclpp_plan(example().dump(), "x.plan.json", &topology),
-                    "error: x.plan.json: /gpus: the plan has 3 ranks but topology 'switch-8' has 8 NPUs; rank r runs on NPU r");
+  CHECK_THROWS_WITH(
+      verify_mscclpp_plan(example().dump(), "x.plan.json", &topology),
+      "error: x.plan.json: /gpus: the plan has 3 ranks but topology 'switch-8' has 8 NPUs; rank r runs on NPU r");
 }
 
 TEST_CASE("Plans take the time of their schedules on point-to-point topologies", "[mscclpp][time]") {
   // Point-to-point topologies: the plan's transfers follow the same links as the schedule's.
   const bool print = std::getenv("TENET_PRINT_PLAN_TIMES") != nullptr;
-  for (const char* name : {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "dgx1-2x8-bridge", "torus-8x4", "hypercube-6"}) {
+  for (const char* name :
+       {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "dgx1-2x8-bridge", "torus-8x4", "hypercube-6"}) {
     const Topology topology = shipped(name);
     for (CollectiveKind kind : kAllKinds) {
       for (const char* source : {"synth", "ring"}) {
         const Collective collective = make_collective(kind, 64u << 20, 2);
-        const Schedule schedule = std::string(source) == "synth" ? synthesize(topology, collective, SynthOptions{}).schedule
-                                                                 : generate_baseline(source, topology, collective).schedule;
+        const Schedule schedule = std::string(source) == "synth"
+                                      ? synthesize(topology, collective, SynthOptions{}).schedule
+                                      : generate_baseline(source, topology, collective).schedule;
         const double schedule_us = simulate(topology, schedule).time_us;
         const std::string text = schedule_to_mscclpp_plan(schedule, topology, MscclppOptions{});
-        const double plan_us = simulate(topology, mscclpp_plan_to_schedule(text, "plan", topology, schedule.size_bytes())).time_us;
+        const double plan_us =
+            simulate(topology, mscclpp_plan_to_schedule(text, "plan", topology, schedule.size_bytes())).time_us;
         const double ratio = plan_us / schedule_us;
         if (print) {
-          std::cout << name << " " << source << " " << collective_name(kind) << ": schedule " << schedule_us << " us, plan " << plan_us
-                    << " us, ratio " << ratio << "\n";
+          std::cout << name << " " << source << " " << collective_name(kind) << ": schedule " << schedule_us
+                    << " us, plan " << plan_us << " us, ratio " << ratio << "\n";
         }
-        INFO(name << " " << source << " " << collective_name(kind) << ": schedule " << schedule_us << " us, plan " << plan_us << " us");
+        INFO(name << " " << source << " " << collective_name(kind) << ": schedule " << schedule_us << " us, plan "
+                  << plan_us << " us");
         CHECK(ratio <= 1.05);
         // A baseline's steps wait for transfers the sender never sees (step-wide order on meshes
         // without a Hamiltonian ring); the plan keeps only what its ranks can observe and may be

@@ -55,7 +55,8 @@ TEST_CASE("The SPEC's 3-GPU ring all-gather plan is written byte for byte", "[ms
   REQUIRE(verify_schedule(topology, schedule).ok);
   MscclppOptions options;
   options.name = "ring_allgather_3";
-  const std::string expected = read_file(std::string(TENET_SOURCE_DIR) + "/tests/mscclpp/data/ring_allgather_3.plan.json");
+  const std::string expected =
+      read_file(std::string(TENET_SOURCE_DIR) + "/tests/mscclpp/data/ring_allgather_3.plan.json");
   CHECK(schedule_to_mscclpp_plan(schedule, topology, options) == expected);
   const MscclppVerifyResult verdict = verify_mscclpp_plan(expected, "ring_allgather_3.plan.json", &topology);
   INFO(verdict.error);
@@ -78,7 +79,8 @@ void check_plans(const Schedule& schedule, const Topology& topology, const std::
       MscclppOptions options;
       options.protocol = protocol;
       options.in_place = in_place;
-      INFO(what << (protocol == MscclppProtocol::kLL ? " LL" : " Simple") << (in_place ? " in-place" : " out-of-place"));
+      INFO(what << (protocol == MscclppProtocol::kLL ? " LL" : " Simple")
+                << (in_place ? " in-place" : " out-of-place"));
       std::string reason;
       const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, options, reason);
       INFO(reason);
@@ -96,9 +98,18 @@ void check_plans(const Schedule& schedule, const Topology& topology, const std::
   }
 }
 
-const char* const kSmallTopologies[] = {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "switch-8", "two-level-switch-8x4",
-                                        "ring-fc-switch-2x4x2", "pod-2x4-handwritten", "a100-2x8-ib", "dgx1-2x8-bridge",
-                                        "tree-2x2x4", "hypercube-6", "ring-64"};
+const char* const kSmallTopologies[] = {"mesh-3x3",
+                                        "torus-4x4",
+                                        "mesh-4x4-failed-7-9",
+                                        "switch-8",
+                                        "two-level-switch-8x4",
+                                        "ring-fc-switch-2x4x2",
+                                        "pod-2x4-handwritten",
+                                        "a100-2x8-ib",
+                                        "dgx1-2x8-bridge",
+                                        "tree-2x2x4",
+                                        "hypercube-6",
+                                        "ring-64"};
 
 }  // namespace
 
@@ -106,7 +117,8 @@ TEST_CASE("Plans of synthesized schedules on the small shipped topologies verify
   for (const char* name : kSmallTopologies) {
     const Topology topology = shipped(name);
     for (CollectiveKind kind : kAllKinds) {
-      const SynthResult synth = synthesize(topology, make_collective(kind, 1 << 20, topology.npu_count() > 32 ? 1 : 2), SynthOptions{});
+      const SynthResult synth =
+          synthesize(topology, make_collective(kind, 1 << 20, topology.npu_count() > 32 ? 1 : 2), SynthOptions{});
       check_plans(synth.schedule, topology, std::string(name) + " synth " + collective_name(kind));
     }
   }

@@ -67,11 +67,14 @@ Approx exactly(double value) { return Approx(value).epsilon(1e-9).margin(0.0); }
 /// waits for the chunk it forwards and for the previous send on the same link. Planned times
 /// assume idle links: step t runs from t*hop to (t+1)*hop.
 Schedule ring_all_reduce(const Topology& topology, std::uint32_t p, std::uint64_t size, bool routed) {
-  Schedule schedule(CollectiveKind::kAllReduce, size, [&] {
-    std::vector<NodeId> members(p);
-    for (NodeId i = 0; i < p; ++i) members[i] = i;
-    return members;
-  }(), 1, "ring");
+  Schedule schedule(
+      CollectiveKind::kAllReduce, size,
+      [&] {
+        std::vector<NodeId> members(p);
+        for (NodeId i = 0; i < p; ++i) members[i] = i;
+        return members;
+      }(),
+      1, "ring");
   const Link& first = topology.link(topology.find_link(0, 1));
   const double hop = first.latency_us + schedule.chunk_bytes() / (first.bandwidth_GBps * 1e3);
   for (std::uint32_t step = 0; step < 2 * (p - 1); ++step) {
@@ -106,7 +109,8 @@ double naive_simulation(const Topology& topology, const Schedule& schedule, doub
   std::vector<std::vector<TransferId>> queue(topology.link_count());
   for (TransferId id = 0; id < count; ++id) {
     const Transfer& transfer = schedule.transfer(id);
-    route[id] = transfer.link != kNoLink ? std::vector<LinkId>{transfer.link} : router.route(transfer.src, transfer.dst);
+    route[id] =
+        transfer.link != kNoLink ? std::vector<LinkId>{transfer.link} : router.route(transfer.src, transfer.dst);
     for (LinkId link : route[id]) alpha[id] += topology.link(link).latency_us;
     for (TransferId dep : schedule.deps_of(transfer)) dependents[dep].push_back(id);
     waiting[id] = transfer.dep_count;
@@ -151,7 +155,8 @@ double naive_simulation(const Topology& topology, const Schedule& schedule, doub
     // Progressive filling over every flow.
     std::vector<double> residual(topology.link_count());
     std::vector<int> unfrozen(topology.link_count(), 0);
-    for (LinkId link = 0; link < topology.link_count(); ++link) residual[link] = topology.link(link).bandwidth_GBps * 1e3;
+    for (LinkId link = 0; link < topology.link_count(); ++link)
+      residual[link] = topology.link(link).bandwidth_GBps * 1e3;
     std::vector<TransferId> open;
     for (TransferId id = 0; id < count; ++id) {
       if (phase[id] != Phase::kFlowing) continue;
@@ -276,11 +281,9 @@ TEST_CASE("transfers planned on one link take turns in planned order", "[simulat
   topology.add_duplex(0, 1, 0.5, 1.0);
   const double s = 1000.0;
   const double hop = 0.5 + s / 1000.0;
-  const Schedule schedule = build(topology, CollectiveKind::kAllGather, {0, 1}, 2, s,
-                                  {{0, 1, {1}, {}, hop, 2 * hop},
-                                   {0, 1, {0}, {}, 0, hop},
-                                   {1, 0, {2}, {}, 0, hop},
-                                   {1, 0, {3}, {}, hop, 2 * hop}});
+  const Schedule schedule = build(
+      topology, CollectiveKind::kAllGather, {0, 1}, 2, s,
+      {{0, 1, {1}, {}, hop, 2 * hop}, {0, 1, {0}, {}, 0, hop}, {1, 0, {2}, {}, 0, hop}, {1, 0, {3}, {}, hop, 2 * hop}});
   require_verified(topology, schedule);
   const SimResult result = simulate(topology, schedule);
   CHECK(result.time_us == exactly(2 * hop));
@@ -404,18 +407,22 @@ TEST_CASE("gamma adds gamma * bytes after each reduce arrives", "[simulator]") {
   CHECK_THROWS_AS(simulate(topology, schedule, options), InputError);
   // 1e308 made reductions end at infinity, and the run an internal error.
   options.gamma_us_per_byte = 1e308;
-  CHECK_THROWS_WITH(simulate(topology, schedule, options),
-                    "error: --gamma: the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest "
-                    "link tenet accepts takes per byte (got 1e+308)");
+  CHECK_THROWS_WITH(
+      simulate(topology, schedule, options),
+      "error: --gamma: the reduction cost must be from 0 to 1000 microseconds per byte, the time the slowest "
+      "link tenet accepts takes per byte (got 1e+308)");
 }
 
 TEST_CASE("the ends of the accepted attribute ranges simulate to finite times", "[simulator]") {
   // Past them a ring looped forever (1e307 GB/s) or ended in an internal error (1e-308 GB/s).
-  const std::pair<double, double> extremes[] = {{kMinBandwidth_GBps, 0.0}, {kMinBandwidth_GBps, kMaxLatency_us},
-                                                {kMaxBandwidth_GBps, 0.0}, {kMaxBandwidth_GBps, kMaxLatency_us}};
+  const std::pair<double, double> extremes[] = {{kMinBandwidth_GBps, 0.0},
+                                                {kMinBandwidth_GBps, kMaxLatency_us},
+                                                {kMaxBandwidth_GBps, 0.0},
+                                                {kMaxBandwidth_GBps, kMaxLatency_us}};
   for (const auto& [bandwidth, latency] : extremes) {
-    const Topology topology = generate_topology(
-        {{"kind", "ring"}, {"npus", 3}, {"bandwidth_GBps", bandwidth}, {"latency_us", latency}}, LinkDefaults{}, "t", "");
+    const Topology topology =
+        generate_topology({{"kind", "ring"}, {"npus", 3}, {"bandwidth_GBps", bandwidth}, {"latency_us", latency}},
+                          LinkDefaults{}, "t", "");
     for (const std::uint64_t size : {std::uint64_t{1}, kMaxSizeBytes}) {
       SimOptions options;
       options.gamma_us_per_byte = kMaxGamma_us_per_byte;
@@ -462,7 +469,8 @@ TEST_CASE("a planned link the topology lacks is an input error", "[simulator]") 
     }
     return std::string("no error");
   };
-  CHECK(attempt(99) == "error: schedule: /transfers/1/link: link 99 does not exist in topology 'line' (it has 4 links)");
+  CHECK(attempt(99) ==
+        "error: schedule: /transfers/1/link: link 99 does not exist in topology 'line' (it has 4 links)");
   CHECK(attempt(topology.find_link(2, 1)) ==
         "error: schedule: /transfers/1/link: link 3 joins NPU 2 -> NPU 1, not the transfer's NPU 1 -> NPU 0");
 }
@@ -493,7 +501,8 @@ TEST_CASE("incremental refills agree with a global recomputation under heavy sha
       SimOptions options;
       options.gamma_us_per_byte = kind == CollectiveKind::kAllReduce ? 1e-5 : 0.0;
       const SimResult result = simulate(topology, synth.schedule, options);
-      CHECK(result.time_us == Approx(naive_simulation(topology, synth.schedule, options.gamma_us_per_byte)).epsilon(1e-9));
+      CHECK(result.time_us ==
+            Approx(naive_simulation(topology, synth.schedule, options.gamma_us_per_byte)).epsilon(1e-9));
     }
   }
 }
@@ -512,4 +521,3 @@ TEST_CASE("planned times that contradict the dependencies do not deadlock the li
   schedule.add(0, 1, TransferKind::kCopy, chunk, first, 0.0, 1.5, link);
   CHECK(simulate(topology, schedule).time_us == exactly(2 * (0.5 + 1000.0 / 1000.0)));
 }
-

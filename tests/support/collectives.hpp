@@ -27,9 +27,19 @@ inline Collective make_collective(CollectiveKind kind, std::uint64_t size, std::
 
 /// Every shipped topology with switches small enough for a unit test (up to 128 NPUs).
 inline std::vector<std::string> switched_topologies() {
-  return {"switch-8",     "two-level-switch-8x4", "ring-fc-switch-2x4x2", "ring-fc-switch-2x4x8", "ring-fc-switch-2x4x16",
-          "tree-2x2x4",   "tree-4x8",             "fat-tree-8x4",         "pod-2x4-handwritten",  "hammingmesh-hx2-4x4",
-          "a100-2x8-ib",  "a100-4x8-ib",          "mi250-2x16-ib"};
+  return {"switch-8",
+          "two-level-switch-8x4",
+          "ring-fc-switch-2x4x2",
+          "ring-fc-switch-2x4x8",
+          "ring-fc-switch-2x4x16",
+          "tree-2x2x4",
+          "tree-4x8",
+          "fat-tree-8x4",
+          "pod-2x4-handwritten",
+          "hammingmesh-hx2-4x4",
+          "a100-2x8-ib",
+          "a100-4x8-ib",
+          "mi250-2x16-ib"};
 }
 
 constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,

@@ -35,7 +35,8 @@ inline std::string random_switched_network(std::uint32_t seed) {
   for (std::uint32_t k = pick(npus); k > 0; --k) {
     const std::uint32_t a = pick(npus);
     const std::uint32_t b = pick(npus);
-    if (a != b && direct.insert({std::min(a, b), std::max(a, b)}).second) add(std::to_string(a), std::to_string(b), ports[pick(4)]);
+    if (a != b && direct.insert({std::min(a, b), std::max(a, b)}).second)
+      add(std::to_string(a), std::to_string(b), ports[pick(4)]);
   }
   std::string names;
   for (std::uint32_t s = 0; s < switches; ++s) {
@@ -43,9 +44,8 @@ inline std::string random_switched_network(std::uint32_t seed) {
     names += sw(s);
   }
   return "{\"name\":\"random-" + std::to_string(seed) + "\",\"npus\":" + std::to_string(npus) +
-         ",\"defaults\":{\"latency_us\":" + std::to_string(0.5 + pick(3)) + "},\"switches\":[" + names + "],\"links\":[" +
-         links + "]}";
+         ",\"defaults\":{\"latency_us\":" + std::to_string(0.5 + pick(3)) + "},\"switches\":[" + names +
+         "],\"links\":[" + links + "]}";
 }
-
 
 }  // namespace tenet::testing

@@ -29,7 +29,8 @@ constexpr int kNetworks = 24;
 
 }  // namespace
 
-TEST_CASE("random switched networks: synthesized schedules verify, replay as timed, beat no bound", "[synth][property]") {
+TEST_CASE("random switched networks: synthesized schedules verify, replay as timed, beat no bound",
+          "[synth][property]") {
   for (std::uint32_t seed = 1; seed <= kNetworks; ++seed) {
     const Topology topology = parse_topology(random_switched_network(seed), "random.json");
     const Diameter diameter = compute_diameter(topology);
@@ -61,8 +62,8 @@ TEST_CASE("random switched networks: 1 and 2 threads give the same schedule", "[
     options.auto_chunks = true;
     auto render = [&](int threads) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-      return schedule_to_text(synthesize(topology, make_collective(CollectiveKind::kAllReduce, 16 << 20), options).schedule,
-                              topology);
+      return schedule_to_text(
+          synthesize(topology, make_collective(CollectiveKind::kAllReduce, 16 << 20), options).schedule, topology);
     };
     INFO(topology.name);
     CHECK(render(1) == render(2));

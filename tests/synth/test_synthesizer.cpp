@@ -30,7 +30,6 @@ void require_verified(const Topology& topology, const SynthResult& result) {
   CHECK(result.schedule.planned_time_us() == Approx(result.time_us).epsilon(1e-9));
 }
 
-
 }  // namespace
 
 TEST_CASE("TACOS Fig. 15: all-gather on a 3x3 mesh takes 4 link times", "[synth]") {
@@ -56,9 +55,9 @@ TEST_CASE("TACOS Fig. 11: the asymmetric 4-NPU example finishes in 3 link times"
 }
 
 TEST_CASE("synthesized schedules verify on every small shipped topology, collective and chunking", "[synth]") {
-  for (const char* name : {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8",
-                           "two-level-switch-8x4", "dragonfly-4x5", "tree-2x2x4", "hypercube-6", "pod-2x4-handwritten",
-                           "fat-tree-8x4"}) {
+  for (const char* name :
+       {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "ring-fc-switch-2x4x2", "switch-8", "two-level-switch-8x4",
+        "dragonfly-4x5", "tree-2x2x4", "hypercube-6", "pod-2x4-handwritten", "fat-tree-8x4"}) {
     const Topology topology = shipped(name);
     for (CollectiveKind kind : kAllKinds) {
       for (std::uint32_t chunks : {1u, 3u}) {
@@ -75,7 +74,8 @@ TEST_CASE("synthesized schedules verify on every small shipped topology, collect
           CHECK(result.chunks_per_npu == chunks);
           if (switches == SwitchPlanning::kUnwind) CHECK(!result.switch_native);
           if (topology.switch_count() == 0) {
-            CHECK(result.time_us >= chunked_lower_bound_us(topology, make_collective(kind, 1 << 20, chunks)) * (1 - 1e-9));
+            CHECK(result.time_us >=
+                  chunked_lower_bound_us(topology, make_collective(kind, 1 << 20, chunks)) * (1 - 1e-9));
           }
         }
       }
@@ -107,7 +107,8 @@ TEST_CASE("the paper's policy is available and verifies too", "[synth]") {
 TEST_CASE("the schedule is identical for 1 and 2 threads and for reruns", "[synth]") {
   // Homogeneous tori, and networks where the "faster path" rule reads other NPUs' state during the
   // parallel matching (heterogeneous links, switches): the cases a data race would show in.
-  for (const char* name : {"torus-8x8", "two-level-switch-8x4", "ring-fc-switch-2x4x2", "mesh-5x5-100GBps", "dragonfly-4x5"}) {
+  for (const char* name :
+       {"torus-8x8", "two-level-switch-8x4", "ring-fc-switch-2x4x2", "mesh-5x5-100GBps", "dragonfly-4x5"}) {
     const Topology topology = shipped(name);
     auto render = [&](int threads) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));

@@ -577,13 +577,15 @@ TEST_CASE("generator errors: bandwidth and latency", "[generators]") {
     spec[key] = value;
     return error_of(spec);
   };
-  CHECK(with("bandwidth_GBps", 0) == "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got 0)");
+  CHECK(with("bandwidth_GBps", 0) ==
+        "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got 0)");
   CHECK(with("bandwidth_GBps", -5) ==
         "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got -5)");
   CHECK(with("bandwidth_GBps", std::nan("")) ==
         "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got NaN)");
   CHECK(with("bandwidth_GBps", "fast") ==
-        "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s, or an array of them with one per "
+        "error: t.json: /generator/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s, or an array of them with "
+        "one per "
         "dimension (got \"fast\")");
   CHECK(with("bandwidth_GBps", {100}) ==
         "error: t.json: /generator/bandwidth_GBps: must have 2 entries, one per dimension (got 1)");

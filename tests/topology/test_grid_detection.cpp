@@ -65,9 +65,9 @@ TEST_CASE("detection names what it found and is unique for a link set", "[grid]"
         "mesh 2x2, detected");
   CHECK(parse_topology(links_text(3, {{0, 1}, {1, 2}}), "t.json").layout.describe() == "mesh 3, detected");
   // 2x3 mesh plus the wrap of the 3-dimension only: one wraps, one cannot: a torus 2x3.
-  CHECK(parse_topology(links_text(6, {{0, 1}, {2, 3}, {4, 5}, {0, 2}, {2, 4}, {1, 3}, {3, 5}, {4, 0}, {5, 1}}),
-                       "t.json")
-            .layout.describe() == "torus 2x3, detected");
+  CHECK(
+      parse_topology(links_text(6, {{0, 1}, {2, 3}, {4, 5}, {0, 2}, {2, 4}, {1, 3}, {3, 5}, {4, 0}, {5, 1}}), "t.json")
+          .layout.describe() == "torus 2x3, detected");
 }
 
 TEST_CASE("links that are not exactly a grid are not detected", "[grid]") {
@@ -120,8 +120,10 @@ TEST_CASE("links that are not exactly a grid are not detected", "[grid]") {
         int steps = 0;
         for (std::size_t d = 0; d < a.size(); ++d) {
           const int distance = std::abs(a[d] - b[d]);
-          if (distance == 1 || (layout.wraps && distance == layout.dims[d] - 1)) ++steps;
-          else if (distance != 0) steps += 2;
+          if (distance == 1 || (layout.wraps && distance == layout.dims[d] - 1))
+            ++steps;
+          else if (distance != 0)
+            steps += 2;
         }
         CHECK(steps == 1);
       }

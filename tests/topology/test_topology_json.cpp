@@ -121,7 +121,8 @@ TEST_CASE("bad topology files are rejected with every problem named", "[topology
     CHECK(rejection("{}") ==
           "error: t.json: /npus: missing: the number of NPUs (an integer >= 2)\n"
           "error: t.json: missing 'links' (or a 'generator' in their place)");
-    CHECK(rejection(R"({"npus": "4", "links": []})") == "error: t.json: /npus: must be an integer from 2 to 1048576 (got a string)");
+    CHECK(rejection(R"({"npus": "4", "links": []})") ==
+          "error: t.json: /npus: must be an integer from 2 to 1048576 (got a string)");
     CHECK(rejection(R"({"npus": 2.5, "links": []})") ==
           "error: t.json: /npus: must be an integer from 2 to 1048576 (got the number 2.5)");
     CHECK(rejection(R"({"npus": 0, "links": []})") ==
@@ -131,22 +132,28 @@ TEST_CASE("bad topology files are rejected with every problem named", "[topology
     CHECK(rejection(R"({"npus": 4, "link": []})") ==
           "error: t.json: /link: unknown field 'link' (did you mean 'links'?)\n"
           "error: t.json: missing 'links' (or a 'generator' in their place)");
-    CHECK(rejection(R"({"npus": 4, "links": {}})") == "error: t.json: /links: must be an array of links (got an object)");
+    CHECK(rejection(R"({"npus": 4, "links": {}})") ==
+          "error: t.json: /links: must be an array of links (got an object)");
   }
   SECTION("bad links") {
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": 0}]})") ==
           "error: t.json: /links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the integer 0)");
-    CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": -5}]})").find(
-              "/links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the integer -5)") != std::string::npos);
-    CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": "NaN"}]})").find(
-              "/links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got a string)") != std::string::npos);
-    CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "latency_us": -0.5}]})").find(
-              "/links/0/latency_us: must be a latency from 0 to 1e6 microseconds (got the number -0.5)") != std::string::npos);
+    CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": -5}]})")
+              .find("/links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the integer -5)") !=
+          std::string::npos);
+    CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth_GBps": "NaN"}]})")
+              .find("/links/0/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got a string)") !=
+          std::string::npos);
+    CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1, "latency_us": -0.5}]})")
+              .find("/links/0/latency_us: must be a latency from 0 to 1e6 microseconds (got the number -0.5)") !=
+          std::string::npos);
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 2}, {"src": 1.5, "dst": 0}]})") ==
           "error: t.json: /links/0/dst: must be an integer from 0 to 1 (got the integer 2)\n"
           "error: t.json: /links/1/src: must be an integer from 0 to 1 (got the number 1.5)");
-    CHECK(rejection(R"({"npus": 2, "switches": ["leaf0"], "links": [{"src": 0, "dst": "leaf1"}, {"src": 1, "dst": "leaf0"}]})")
-              .find("/links/0/dst: unknown switch 'leaf1' (did you mean 'leaf0'?)") != std::string::npos);
+    CHECK(
+        rejection(
+            R"({"npus": 2, "switches": ["leaf0"], "links": [{"src": 0, "dst": "leaf1"}, {"src": 1, "dst": "leaf0"}]})")
+            .find("/links/0/dst: unknown switch 'leaf1' (did you mean 'leaf0'?)") != std::string::npos);
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 0}, {"src": 0, "dst": 1}]})") ==
           "error: t.json: /links/0: a link from NPU 0 to itself (self-loops are not allowed)");
     CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 0, "bidirectional": false}]})") ==
@@ -164,12 +171,13 @@ TEST_CASE("bad topology files are rejected with every problem named", "[topology
     CHECK(rejection(R"({"npus": 3, "links": [{"src": 0, "dst": 1, "bidirectional": false},
                                            {"src": 1, "dst": 2, "bidirectional": false}]})") ==
           "error: t.json: /links: NPU 1 cannot reach NPU 0 (every NPU must reach every other over directed links)");
-    CHECK(rejection(R"({"npus": 2, "switches": ["a", "b"], "links": [{"src": 0, "dst": 1}, {"src": 0, "dst": "a"}]})") ==
-          "error: t.json: /switches/0: switch 'a' is linked only to NPU 0; a switch forwards between at least two "
-          "nodes and is never a data endpoint\n"
-          "error: t.json: /switches/1: switch 'b' has no links");
-    CHECK(rejection(R"({"npus": 2, "switches": ["a", "a"], "links": [{"src": 0, "dst": 1}]})").find(
-              "/switches/1: duplicate switch name 'a' (also at /switches/0)") != std::string::npos);
+    CHECK(
+        rejection(R"({"npus": 2, "switches": ["a", "b"], "links": [{"src": 0, "dst": 1}, {"src": 0, "dst": "a"}]})") ==
+        "error: t.json: /switches/0: switch 'a' is linked only to NPU 0; a switch forwards between at least two "
+        "nodes and is never a data endpoint\n"
+        "error: t.json: /switches/1: switch 'b' has no links");
+    CHECK(rejection(R"({"npus": 2, "switches": ["a", "a"], "links": [{"src": 0, "dst": 1}]})")
+              .find("/switches/1: duplicate switch name 'a' (also at /switches/0)") != std::string::npos);
   }
   SECTION("bad failures") {
     CHECK(rejection(std::string(kSquare).insert(1, R"("failed": {"npus": [4]}, )")) ==
@@ -180,16 +188,18 @@ TEST_CASE("bad topology files are rejected with every problem named", "[topology
           "error: t.json: /failed/npus/0: 'sw' is not an NPU id; to fail a switch, list its links in /failed/links");
     CHECK(rejection(std::string(kSquare).insert(1, R"("failed": {"npus": [0, 1, 2]}, )")) ==
           "error: t.json: /failed/npus: only 1 NPU survives the failures; a collective needs at least 2");
-    CHECK(rejection(std::string(kSquare).insert(1, R"("failed": {"npus": [1, 3]}, )")).find(
-              "/failed: after the failures NPU 0 cannot reach NPU 2") != std::string::npos);
+    CHECK(rejection(std::string(kSquare).insert(1, R"("failed": {"npus": [1, 3]}, )"))
+              .find("/failed: after the failures NPU 0 cannot reach NPU 2") != std::string::npos);
   }
 }
 
 TEST_CASE("link attributes are bounded so that every derived time is finite", "[topology_json]") {
   // 1e307 GB/s overflowed bytes per microsecond to infinity (simulations never ended); 1e-308 GB/s
   // and 1e308 us made times infinite (an internal error).
-  CHECK(rejection(R"({"npus": 3, "defaults": {"bandwidth_GBps": 1e307}, "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}]})") ==
-        "error: t.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the number 1e+307)");
+  CHECK(
+      rejection(
+          R"({"npus": 3, "defaults": {"bandwidth_GBps": 1e307}, "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}]})") ==
+      "error: t.json: /defaults/bandwidth_GBps: must be a bandwidth from 1e-6 to 1e6 GB/s (got the number 1e+307)");
   CHECK(rejection(R"({"npus": 3, "links": [{"src": 0, "dst": 1},
                                            {"src": 1, "dst": 2, "bandwidth_GBps": 1e-308, "latency_us": 1e308}]})") ==
         "error: t.json: /links/1/latency_us: must be a latency from 0 to 1e6 microseconds (got the number 1e+308)\n"
@@ -213,9 +223,10 @@ TEST_CASE("numbers beyond a double are refused at their JSON pointer", "[topolog
   CHECK(rejection(R"({"npus": )" + std::string(100000, '9') + R"(, "links": []})") ==
         "error: t.json: /npus: the number 99999999999999999999... (100000 characters) is out of range (JSON numbers "
         "must fit a double: at most about 1.8e308)");
-  CHECK(rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1}], "failed": {"npus": [-1e999]}})") ==
-        "error: t.json: /failed/npus/0: the number -1e999 is out of range (JSON numbers must fit a double: at most about "
-        "1.8e308)");
+  CHECK(
+      rejection(R"({"npus": 2, "links": [{"src": 0, "dst": 1}], "failed": {"npus": [-1e999]}})") ==
+      "error: t.json: /failed/npus/0: the number -1e999 is out of range (JSON numbers must fit a double: at most about "
+      "1.8e308)");
   CHECK(rejection("1e400") ==
         "error: t.json: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)");
 }
@@ -223,16 +234,21 @@ TEST_CASE("numbers beyond a double are refused at their JSON pointer", "[topolog
 TEST_CASE("a NUL byte is refused, not taken for the end of the file", "[topology_json]") {
   const std::string square(kSquare);
   CHECK(rejection(square + std::string("\0garbage", 8)) ==
-        "error: t.json: invalid JSON: a NUL byte at line 2, column 91; a JSON file is text, and nothing may follow its value");
+        "error: t.json: invalid JSON: a NUL byte at line 2, column 91; a JSON file is text, and nothing may follow its "
+        "value");
   CHECK(rejection(std::string("{\"npus\": 4,\n\0}", 14)) ==
-        "error: t.json: invalid JSON: a NUL byte at line 2, column 1; a JSON file is text, and nothing may follow its value");
+        "error: t.json: invalid JSON: a NUL byte at line 2, column 1; a JSON file is text, and nothing may follow its "
+        "value");
 }
 
 TEST_CASE("a schedule or an MSCCL file given as the topology is named for what it is", "[topology_json]") {
-  CHECK(rejection(R"({"format": "tenet-schedule", "version": 1, "topology": "torus-4x4", "npus": 16, "transfers": []})") ==
+  CHECK(rejection(
+            R"({"format": "tenet-schedule", "version": 1, "topology": "torus-4x4", "npus": 16, "transfers": []})") ==
         "error: t.json: /format: this is a schedule file (made for topology 'torus-4x4'), not a topology");
-  CHECK(rejection(R"({"format": "tenet-schedule"})") == "error: t.json: /format: this is a schedule file, not a topology");
-  CHECK(rejection("\n  <algo name=\"x\"></algo>") == "error: t.json: invalid JSON: the file is XML (an MSCCL algorithm?), not JSON");
+  CHECK(rejection(R"({"format": "tenet-schedule"})") ==
+        "error: t.json: /format: this is a schedule file, not a topology");
+  CHECK(rejection("\n  <algo name=\"x\"></algo>") ==
+        "error: t.json: invalid JSON: the file is XML (an MSCCL algorithm?), not JSON");
 }
 
 TEST_CASE("a file with thousands of problems lists the first 20 and counts the rest", "[topology_json]") {
@@ -242,7 +258,8 @@ TEST_CASE("a file with thousands of problems lists the first 20 and counts the r
   CHECK(std::count(message.begin(), message.end(), '\n') == 20);
   CHECK(message.substr(0, message.find('\n')) ==
         "error: t.json: /links/1: duplicate link NPU 0 -> NPU 1 (also defined at /links/0)");
-  CHECK(message.substr(message.rfind('\n') + 1) == "error: t.json: 1980 more problems not listed; fix the ones above first");
+  CHECK(message.substr(message.rfind('\n') + 1) ==
+        "error: t.json: 1980 more problems not listed; fix the ones above first");
 }
 
 TEST_CASE("a generator that would build another NPU count is refused before it builds", "[topology_json]") {

@@ -120,24 +120,31 @@ TEST_CASE("a switch left without links is dropped, the others keep their names",
 
 TEST_CASE("failure errors name the entry and what is wrong", "[transforms]") {
   const Topology input = ring(4);
-  CHECK(only_problem([&] { apply_failures(input, {{}, {{3, 9}}}, "t.json", "/failed"); }) ==
-        "/failed/links/0: there is no link 3 -> 9");
-  CHECK(only_problem([&] { apply_failures(input, {{}, {{0, 2}}}, "t.json", "/failed"); }) ==
-        "/failed/links/0: there is no link 0 -> 2");
-  CHECK(only_problem([&] { apply_failures(input, {{}, {{0, 1}, {0, 1}}}, "t.json", "/failed"); }) ==
-        "/failed/links/1: link 0 -> 1 is listed twice");
-  CHECK(only_problem([&] { apply_failures(input, {{4}, {}}, "t.json", "/failed"); }) ==
-        "/failed/npus/0: there is no NPU 4 (the topology has 4 NPUs, ids 0..3)");
-  CHECK(only_problem([&] { apply_failures(input, {{2, 2}, {}}, "t.json", "/failed"); }) ==
-        "/failed/npus/1: NPU 2 is listed twice");
-  CHECK(only_problem([&] { apply_failures(input, {{0, 1, 2, 3}, {}}, "t.json", "/failed"); }) ==
-        "/failed/npus: every NPU failed; nothing is left to run a collective on");
+  CHECK(only_problem([&] {
+          apply_failures(input, {{}, {{3, 9}}}, "t.json", "/failed");
+        }) == "/failed/links/0: there is no link 3 -> 9");
+  CHECK(only_problem([&] {
+          apply_failures(input, {{}, {{0, 2}}}, "t.json", "/failed");
+        }) == "/failed/links/0: there is no link 0 -> 2");
+  CHECK(only_problem([&] {
+          apply_failures(input, {{}, {{0, 1}, {0, 1}}}, "t.json", "/failed");
+        }) == "/failed/links/1: link 0 -> 1 is listed twice");
+  CHECK(only_problem([&] {
+          apply_failures(input, {{4}, {}}, "t.json", "/failed");
+        }) == "/failed/npus/0: there is no NPU 4 (the topology has 4 NPUs, ids 0..3)");
+  CHECK(only_problem([&] {
+          apply_failures(input, {{2, 2}, {}}, "t.json", "/failed");
+        }) == "/failed/npus/1: NPU 2 is listed twice");
+  CHECK(only_problem([&] {
+          apply_failures(input, {{0, 1, 2, 3}, {}}, "t.json", "/failed");
+        }) == "/failed/npus: every NPU failed; nothing is left to run a collective on");
 
   Topology switched(2, {"a", "b"});
   switched.add_duplex(0, 2, 0.5, 50.0);
   switched.add_duplex(1, 2, 0.5, 50.0);
-  CHECK(only_problem([&] { apply_failures(switched, {{}, {{0, 3}}}, "t.json", "/failed"); }) ==
-        "/failed/links/0: there is no link 0 -> switch 'b'");
+  CHECK(only_problem([&] {
+          apply_failures(switched, {{}, {{0, 3}}}, "t.json", "/failed");
+        }) == "/failed/links/0: there is no link 0 -> switch 'b'");
 }
 
 TEST_CASE("every bad failure entry is reported at once", "[transforms]") {
@@ -156,11 +163,13 @@ TEST_CASE("a cut topology is reported by original NPU ids", "[transforms]") {
   // After the first failure the survivors are, by original id, the path 2-3-4-5-0.
   const Topology first = apply_failures(ring(6), {{1}, {}}, "t.json", "/failed");
   // Current NPU 2 is original 3: cutting it leaves {2} apart from {4, 5, 0}.
-  CHECK(only_problem([&] { apply_failures(first, {{2}, {}}, "t.json", "/failed"); }) ==
-        "/failed: after the failures NPU 0 cannot reach NPU 2");
+  CHECK(only_problem([&] {
+          apply_failures(first, {{2}, {}}, "t.json", "/failed");
+        }) == "/failed: after the failures NPU 0 cannot reach NPU 2");
   // One direction of one cable of a path is enough: original 3 -> 4 gone, 2 cannot get back.
-  CHECK(only_problem([&] { apply_failures(first, {{}, {{2, 3}}}, "t.json", "/failed"); }) ==
-        "/failed: after the failures NPU 2 cannot reach NPU 0");
+  CHECK(only_problem([&] {
+          apply_failures(first, {{}, {{2, 3}}}, "t.json", "/failed");
+        }) == "/failed: after the failures NPU 2 cannot reach NPU 0");
 }
 
 TEST_CASE("strong connectivity names a pair that is cut", "[transforms]") {
@@ -371,8 +380,7 @@ TEST_CASE("member list errors", "[transforms]") {
         "--members: '99999999999999999999999' is not an NPU id or a range such as 4-7");
   CHECK(problem("0,8") == "--members: there is no NPU 8 (NPU ids are 0..7)");
   CHECK(problem("6-2000000000") == "--members: range 6-2000000000 goes past the largest NPU id 7");
-  CHECK(problem("1,,2") ==
-        "--members: empty entry in the member list '1,,2'; expected NPU ids such as 0,1,4-7");
+  CHECK(problem("1,,2") == "--members: empty entry in the member list '1,,2'; expected NPU ids such as 0,1,4-7");
   CHECK(problem("3") == "--members: a collective needs at least 2 members, got 1");
   CHECK(problem("  ") == "--members: the member list is empty; expected NPU ids such as 0,1,4-7");
 }

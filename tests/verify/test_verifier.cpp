@@ -134,8 +134,13 @@ void add_ring_reduce_scatter(Specs& specs, std::uint32_t p, double t0) {
     for (std::uint32_t i = 0; i < p; ++i) {
       std::vector<TransferId> deps;
       if (k > 1) deps.push_back(base + (k - 2) * p + mod(std::int64_t{i} - 1, p));
-      specs.push_back({i, mod(i + 1, p), TransferKind::kReduce, {mod(std::int64_t{i} - k, p)}, deps,
-                       t0 + (k - 1) * kHop, t0 + k * kHop});
+      specs.push_back({i,
+                       mod(i + 1, p),
+                       TransferKind::kReduce,
+                       {mod(std::int64_t{i} - k, p)},
+                       deps,
+                       t0 + (k - 1) * kHop,
+                       t0 + k * kHop});
     }
   }
 }
@@ -172,7 +177,8 @@ TEST_CASE("correct ring schedules pass", "[verifier]") {
     CHECK(verdict(topology, CollectiveKind::kAllReduce, routed(ring_all_reduce(p))) == "ok");
   }
   const Topology topology = ring(4);
-  const VerifyResult result = verify_schedule(topology, build(topology, CollectiveKind::kAllReduce, all(4), 1, ring_all_reduce(4)));
+  const VerifyResult result =
+      verify_schedule(topology, build(topology, CollectiveKind::kAllReduce, all(4), 1, ring_all_reduce(4)));
   CHECK(result.ok);
   CHECK(result.transfers_checked == 24);
   CHECK(result.redundant_copies == 0);
@@ -228,7 +234,8 @@ TEST_CASE("direct reduce-scatter and all-gather with many dependencies pass", "[
   Specs racy = specs;
   racy.back().deps.pop_back();
   CHECK(verdict(topology, CollectiveKind::kAllReduce, racy) ==
-        "transfer 611 reads chunk 17 at NPU 17 while transfer 288, which also wrote it, is not among its ancestors (a race)");
+        "transfer 611 reads chunk 17 at NPU 17 while transfer 288, which also wrote it, is not among its ancestors (a "
+        "race)");
 }
 
 TEST_CASE("two chunks per member moved as blocks pass", "[verifier]") {
@@ -269,9 +276,10 @@ TEST_CASE("a sub-collective forwarding through a non-member passes", "[verifier]
 TEST_CASE("a writer reached through another dependency is an ancestor", "[verifier]") {
   // Transfer 4 reads chunk 2 at NPU 0, written by transfer 2, and depends on it only through 3.
   const Topology topology = ring(3);
-  const Specs specs = {{0, 1, TransferKind::kCopy, {0}, {}, 0.0, 1.5},   {1, 2, TransferKind::kCopy, {1}, {}, 0.0, 1.5},
-                       {2, 0, TransferKind::kCopy, {2}, {}, 0.0, 1.5},   {1, 2, TransferKind::kCopy, {0}, {0, 2}, 1.5, 3.0},
-                       {0, 1, TransferKind::kCopy, {2}, {3}, 3.0, 4.5},  {2, 0, TransferKind::kCopy, {1}, {1}, 1.5, 3.0}};
+  const Specs specs = {
+      {0, 1, TransferKind::kCopy, {0}, {}, 0.0, 1.5},  {1, 2, TransferKind::kCopy, {1}, {}, 0.0, 1.5},
+      {2, 0, TransferKind::kCopy, {2}, {}, 0.0, 1.5},  {1, 2, TransferKind::kCopy, {0}, {0, 2}, 1.5, 3.0},
+      {0, 1, TransferKind::kCopy, {2}, {3}, 3.0, 4.5}, {2, 0, TransferKind::kCopy, {1}, {1}, 1.5, 3.0}};
   CHECK(verdict(topology, CollectiveKind::kAllGather, specs) == "ok");
 }
 
@@ -279,7 +287,8 @@ TEST_CASE("times within the tolerance pass, times beyond it do not", "[verifier]
   const Topology topology = ring(3);
   Specs specs = routed(ring_all_gather(3));
   // Ends computed as 0.1 + 0.2 (0.30000000000000004) against starts written as 0.3.
-  for (TransferId id = 0; id < 3; ++id) specs[id] = {specs[id].src, specs[id].dst, TransferKind::kCopy, specs[id].chunks, {}, 0.0, 0.1 + 0.2, kNoLink};
+  for (TransferId id = 0; id < 3; ++id)
+    specs[id] = {specs[id].src, specs[id].dst, TransferKind::kCopy, specs[id].chunks, {}, 0.0, 0.1 + 0.2, kNoLink};
   for (TransferId id = 3; id < 6; ++id) specs[id].start = 0.3;
   CHECK(verdict(topology, CollectiveKind::kAllGather, specs) == "ok");
   specs[2].end = 0.3 + 2e-9;
@@ -334,7 +343,9 @@ TEST_CASE("broken all-gathers are rejected with their first problem", "[verifier
   SECTION("race: the writer is not an ancestor") {
     Specs specs = good;
     specs[3].deps.clear();
-    check(specs, "transfer 3 reads chunk 2 at NPU 0 while transfer 2, which also wrote it, is not among its ancestors (a race)");
+    check(
+        specs,
+        "transfer 3 reads chunk 2 at NPU 0 while transfer 2, which also wrote it, is not among its ancestors (a race)");
   }
   SECTION("chunk out of range") {
     Specs specs = good;
@@ -388,8 +399,9 @@ TEST_CASE("broken reductions are rejected with their first problem", "[verifier]
   SECTION("duplicated reduce, visible from the counts") {
     Specs specs = routed(ring_reduce_scatter(3));
     specs.push_back({1, 2, TransferKind::kReduce, {0}, {}, 1.5, 3.0, kNoLink});
-    CHECK(verdict(topology, CollectiveKind::kReduceScatter, specs) ==
-          "transfer 6 (NPU 1 -> NPU 2, chunk 0): adds contributions NPU 2 already holds (a contribution counted twice)");
+    CHECK(
+        verdict(topology, CollectiveKind::kReduceScatter, specs) ==
+        "transfer 6 (NPU 1 -> NPU 2, chunk 0): adds contributions NPU 2 already holds (a contribution counted twice)");
   }
   SECTION("copy in a reduce-scatter") {
     Specs specs = ring_reduce_scatter(3);
@@ -400,8 +412,9 @@ TEST_CASE("broken reductions are rejected with their first problem", "[verifier]
   SECTION("race on a reduced slot") {
     Specs specs = ring_all_reduce(3);
     specs[5].deps.clear();  // 2 -> 0 c0 no longer waits for 1 -> 2 c0, which it forwards
-    CHECK(verdict(topology, CollectiveKind::kAllReduce, specs) ==
-          "transfer 5 reads chunk 0 at NPU 2 while transfer 1, which also wrote it, is not among its ancestors (a race)");
+    CHECK(
+        verdict(topology, CollectiveKind::kAllReduce, specs) ==
+        "transfer 5 reads chunk 0 at NPU 2 while transfer 1, which also wrote it, is not among its ancestors (a race)");
   }
 }
 
@@ -436,8 +449,9 @@ TEST_CASE("messages name NPUs by their ids in the topology file", "[verifier]") 
         "NPU 10 ends without chunk 1 (missing)");
   Specs specs = ring_all_gather(3);
   specs[3].deps.clear();
-  CHECK(verdict(topology, CollectiveKind::kAllGather, specs) ==
-        "transfer 3 reads chunk 2 at NPU 10 while transfer 2, which also wrote it, is not among its ancestors (a race)");
+  CHECK(
+      verdict(topology, CollectiveKind::kAllGather, specs) ==
+      "transfer 3 reads chunk 2 at NPU 10 while transfer 2, which also wrote it, is not among its ancestors (a race)");
 }
 
 TEST_CASE("schedule-level problems are reported before any transfer", "[verifier]") {

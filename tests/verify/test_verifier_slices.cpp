@@ -34,8 +34,8 @@ Schedule without_deps(const Schedule& schedule, TransferId dropped) {
   for (TransferId id = 0; id < schedule.size(); ++id) {
     const Transfer transfer = schedule.transfer(id);
     copy.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer),
-             id == dropped ? std::span<const TransferId>{} : schedule.deps_of(transfer), transfer.start_us, transfer.end_us,
-             transfer.link);
+             id == dropped ? std::span<const TransferId>{} : schedule.deps_of(transfer), transfer.start_us,
+             transfer.end_us, transfer.link);
   }
   return copy;
 }
@@ -75,7 +75,8 @@ TEST_CASE("a race in one slice is reported as the single pass reports it", "[ver
     INFO(verdict.error);
     const std::string reader = "transfer " + std::to_string(broken) + " reads chunk";
     CHECK(verdict.error.rfind(reader, 0) == 0);
-    CHECK(verdict.error.find("while transfer " + std::to_string(writer) + ", which also wrote it") != std::string::npos);
+    CHECK(verdict.error.find("while transfer " + std::to_string(writer) + ", which also wrote it") !=
+          std::string::npos);
     CHECK(verdict.error.find("(a race)") != std::string::npos);
   }
 }

@@ -24,8 +24,8 @@ namespace tenet {
 
 struct BaselineResult {
   bool applicable = false;
-  std::string reason;     ///< why not, when !applicable (e.g. "bucket needs a torus layout")
-  Schedule schedule;      ///< when applicable; schedule.algorithm() is the baseline's name
+  std::string reason;  ///< why not, when !applicable (e.g. "bucket needs a torus layout")
+  Schedule schedule;   ///< when applicable; schedule.algorithm() is the baseline's name
 };
 
 /// The baselines tenet knows, in the order reports list them:

@@ -26,7 +26,7 @@
 namespace tenet {
 
 struct BatchOptions {
-  Collective collective;                 ///< kind, size, chunks per NPU; members come per scenario
+  Collective collective;  ///< kind, size, chunks per NPU; members come per scenario
   SynthOptions synth;
   std::vector<std::string> baselines = baseline_names();  ///< simulated on each degraded topology
   std::uint32_t shard_index = 0;
@@ -36,13 +36,13 @@ struct BatchOptions {
 };
 
 struct ScenarioOutcome {
-  std::size_t index = 0;                 ///< position in the whole scenario list (0: healthy)
+  std::size_t index = 0;  ///< position in the whole scenario list (0: healthy)
   Scenario scenario;
-  std::string status = "ok";             ///< "ok", or why the scenario could not run
+  std::string status = "ok";  ///< "ok", or why the scenario could not run
   CollectiveResult synth;
   std::vector<CollectiveResult> baselines;
-  double slowdown = 0.0;                 ///< synth time / healthy synth time
-  std::string best_baseline;             ///< fastest applicable baseline, "" when none
+  double slowdown = 0.0;      ///< synth time / healthy synth time
+  std::string best_baseline;  ///< fastest applicable baseline, "" when none
   double speedup_over_best_baseline = 0.0;
 };
 
@@ -75,12 +75,12 @@ struct BatchIdentity {
   std::string fingerprint;
   std::string collective;
   std::uint64_t size_bytes = 0;
-  std::string chunks_per_npu = "auto";   ///< as given: auto or a number
+  std::string chunks_per_npu = "auto";  ///< as given: auto or a number
   std::string switches = "auto";
   std::uint64_t seed = 0;
   std::string policy;
-  std::string scenarios;          ///< the --scenarios value as given
-  std::size_t scenario_count = 0; ///< including the healthy reference
+  std::string scenarios;           ///< the --scenarios value as given
+  std::size_t scenario_count = 0;  ///< including the healthy reference
   std::vector<std::string> baselines;
 };
 

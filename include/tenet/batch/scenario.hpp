@@ -16,8 +16,8 @@ namespace tenet {
 struct Scenario {
   std::string name;
   std::vector<NodeId> failed_npus;
-  std::vector<std::pair<NodeId, NodeId>> failed_cables; ///< node pairs, both directions fail
-  std::vector<NodeId> members;                          ///< empty: every surviving NPU
+  std::vector<std::pair<NodeId, NodeId>> failed_cables;  ///< node pairs, both directions fail
+  std::vector<NodeId> members;                           ///< empty: every surviving NPU
 };
 
 /// The scenarios a `--scenarios` value describes, after the healthy reference (always first,

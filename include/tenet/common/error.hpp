@@ -13,9 +13,9 @@ namespace tenet {
 /// Exit codes of the `tenet` binary.
 enum class ExitStatus : int {
   kOk = 0,
-  kFailure = 1,      ///< the run completed but a check failed (e.g. a schedule did not verify)
-  kInputError = 2,   ///< bad input file, option or value: nothing was written
-  kInternalError = 3 ///< a bug in tenet: please report it
+  kFailure = 1,       ///< the run completed but a check failed (e.g. a schedule did not verify)
+  kInputError = 2,    ///< bad input file, option or value: nothing was written
+  kInternalError = 3  ///< a bug in tenet: please report it
 };
 
 /// One problem found in an input: where (a JSON pointer such as "/links/3/bandwidth_GBps", or an

@@ -14,16 +14,16 @@
 namespace tenet {
 
 struct CollectiveResult {
-  std::string algorithm;          ///< "synth" or a baseline's name
+  std::string algorithm;  ///< "synth" or a baseline's name
   CollectiveKind collective = CollectiveKind::kAllReduce;
-  std::uint32_t npus = 0;         ///< participants
+  std::uint32_t npus = 0;  ///< participants
   std::uint64_t size_bytes = 0;
   double time_us = 0.0;
-  LowerBound bound;               ///< the lower bound of this collective on this topology
+  LowerBound bound;  ///< the lower bound of this collective on this topology
   bool verified = false;
-  bool applicable = true;         ///< false: the algorithm does not apply; `reason` says why
+  bool applicable = true;  ///< false: the algorithm does not apply; `reason` says why
   std::string reason;
-  std::optional<double> synthesis_ms;          ///< synth only
+  std::optional<double> synthesis_ms;  ///< synth only
   std::optional<std::uint64_t> transfers;
   /// Anything else worth reporting (chunks_per_npu, unwind_degree, seed, notes, ...).
   nlohmann::json extra = nlohmann::json::object();

@@ -98,8 +98,18 @@ std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topo
 // ------------------------------------------------------------------------------------------------
 // The program as the runtime reads it: one entry per element, attributes as written.
 
-enum class MscclStepType { kSend, kRecv, kRecvCopySend, kRecvReduceSend, kRecvReduceCopy, kRecvReduceCopySend,
-                           kCopy, kReduce, kResAdd, kNop };
+enum class MscclStepType {
+  kSend,
+  kRecv,
+  kRecvCopySend,
+  kRecvReduceSend,
+  kRecvReduceCopy,
+  kRecvReduceCopySend,
+  kCopy,
+  kReduce,
+  kResAdd,
+  kNop
+};
 enum class MscclBuffer { kInput, kOutput, kScratch };
 
 /// "s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "ra", "nop".

@@ -30,12 +30,8 @@ class ListColumn {
   bool single() const { return single_; }
 
   std::uint64_t begin_of(std::size_t row) const { return single_ ? row : begins_[row]; }
-  std::uint32_t count_of(std::size_t row) const {
-    return single_ ? (values_[row] == kNone ? 0 : 1) : counts_[row];
-  }
-  std::span<const std::uint32_t> at(std::size_t row) const {
-    return {values_.data() + begin_of(row), count_of(row)};
-  }
+  std::uint32_t count_of(std::size_t row) const { return single_ ? (values_[row] == kNone ? 0 : 1) : counts_[row]; }
+  std::span<const std::uint32_t> at(std::size_t row) const { return {values_.data() + begin_of(row), count_of(row)}; }
   /// The entries behind a (begin, count) pair read from begin_of/count_of.
   std::span<const std::uint32_t> range(std::uint64_t begin, std::uint32_t count) const {
     return {values_.data() + begin, count};

@@ -53,8 +53,8 @@ struct Transfer {
   double end_us = 0.0;            ///< planned end
   NodeId src = kNoNode;
   NodeId dst = kNoNode;
-  LinkId link = kNoLink;          ///< planned link, or kNoLink when the transfer is routed
-  RouteId route = kNoRoute;       ///< planned route through switches (Schedule::route_links)
+  LinkId link = kNoLink;     ///< planned link, or kNoLink when the transfer is routed
+  RouteId route = kNoRoute;  ///< planned route through switches (Schedule::route_links)
   std::uint32_t chunk_count = 0;
   std::uint32_t dep_count = 0;
   TransferKind kind = TransferKind::kCopy;
@@ -204,7 +204,9 @@ class Schedule {
 
  private:
   static constexpr LinkId kRouteTag = LinkId{1} << 31;
-  static LinkId decoded_link(LinkId stored) { return stored == kNoLink || (stored & kRouteTag) == 0 ? stored : kNoLink; }
+  static LinkId decoded_link(LinkId stored) {
+    return stored == kNoLink || (stored & kRouteTag) == 0 ? stored : kNoLink;
+  }
   static RouteId decoded_route(LinkId stored) {
     return stored == kNoLink || (stored & kRouteTag) == 0 ? kNoRoute : stored & ~kRouteTag;
   }

@@ -32,9 +32,9 @@ struct LowerBound {
   double cut_us = 0.0;            ///< cut.latency_us + cut_bandwidth_us
   double cut_bandwidth_us = 0.0;  ///< the cut term without its latency: bytes / cut bandwidth
   double latency_us = 0.0;
-  double total_us = 0.0;          ///< max(ingress_us, cut_us, latency_us)
+  double total_us = 0.0;  ///< max(ingress_us, cut_us, latency_us)
   BoundTerm binding = BoundTerm::kIngress;
-  CutBound cut;                   ///< the binding cut behind cut_us
+  CutBound cut;  ///< the binding cut behind cut_us
 
   std::string binding_name() const { return bound_term_name(binding); }
 };

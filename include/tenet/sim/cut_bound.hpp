@@ -33,11 +33,11 @@ struct CutBound {
   /// Members outside the binding set, whose blocks cross (crossing_share = members_outside /
   /// members); 0 for all-reduce, where the whole vector crosses.
   std::uint32_t members_outside = 0;
-  double latency_us = 0.0;          ///< the smallest link latency: no byte crosses any cut sooner
-  bool exact = true;                ///< false: the maximum over part of the cuts only (see sinks)
+  double latency_us = 0.0;  ///< the smallest link latency: no byte crosses any cut sooner
+  bool exact = true;        ///< false: the maximum over part of the cuts only (see sinks)
   std::uint32_t members = 0;
-  std::uint32_t sinks = 0;          ///< members tried inside S; exact needs all of them
-  std::uint32_t max_flows = 0;      ///< max-flow runs spent
+  std::uint32_t sinks = 0;      ///< members tried inside S; exact needs all of them
+  std::uint32_t max_flows = 0;  ///< max-flow runs spent
 
   /// crossing_share * size / cut bandwidth, microseconds: the pure bandwidth term (0 without a cut).
   double bandwidth_time_us(std::uint64_t size_bytes) const;

@@ -42,11 +42,11 @@ struct LinkLoad {
 };
 
 struct SimResult {
-  double time_us = 0.0;              ///< when the last transfer ends
-  std::vector<LinkLoad> links;       ///< by LinkId of the simulated topology
+  double time_us = 0.0;         ///< when the last transfer ends
+  std::vector<LinkLoad> links;  ///< by LinkId of the simulated topology
   double max_link_bytes = 0.0;
   std::uint64_t transfers = 0;
-  std::vector<double> start_us;      ///< per transfer, with SimOptions::record_times
+  std::vector<double> start_us;  ///< per transfer, with SimOptions::record_times
   std::vector<double> end_us;
 };
 

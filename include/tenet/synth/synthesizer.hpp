@@ -90,13 +90,13 @@ struct SynthResult {
   /// The time the winner's own plan predicted: on the physical links for a switch-native plan
   /// (equal to time_us up to rounding), on unwound links when unwinding (not what runs).
   double plan_us = 0.0;
-  std::uint32_t unwind_degree = 0;   ///< 0 unless switches were unwound
-  bool switch_native = false;        ///< planned on the switches themselves
-  std::uint32_t chunks_per_npu = 1;  ///< the chunk count of the winner
-  std::uint64_t seed = 0;            ///< the seed whose schedule won
-  SynthPolicy policy = SynthPolicy::kTenet;  ///< the matching rule whose schedule won
+  std::uint32_t unwind_degree = 0;               ///< 0 unless switches were unwound
+  bool switch_native = false;                    ///< planned on the switches themselves
+  std::uint32_t chunks_per_npu = 1;              ///< the chunk count of the winner
+  std::uint64_t seed = 0;                        ///< the seed whose schedule won
+  SynthPolicy policy = SynthPolicy::kTenet;      ///< the matching rule whose schedule won
   SenderOrder sender_order = SenderOrder::kAny;  ///< switch-native: the variant that won
-  std::uint32_t candidates = 0;      ///< schedules synthesized and compared
+  std::uint32_t candidates = 0;                  ///< schedules synthesized and compared
   /// Bytes and busy time per link of the input topology, from the replay.
   std::vector<LinkLoad> link_loads;
 };

@@ -15,9 +15,9 @@ namespace tenet {
 constexpr std::uint32_t kExactDiameterLimit = 1024;
 
 struct Diameter {
-  std::uint32_t hops = 0;    ///< largest fewest-hop distance between two NPUs
-  double latency_us = 0.0;   ///< largest lowest-latency distance between two NPUs
-  bool exact = true;         ///< false: both are lower estimates (see kExactDiameterLimit)
+  std::uint32_t hops = 0;   ///< largest fewest-hop distance between two NPUs
+  double latency_us = 0.0;  ///< largest lowest-latency distance between two NPUs
+  bool exact = true;        ///< false: both are lower estimates (see kExactDiameterLimit)
 };
 
 /// Diameters between the given NPUs (all NPUs when empty) over directed links; paths may cross
@@ -34,11 +34,11 @@ struct RangeStats {
 struct TopologyStats {
   std::uint32_t npus = 0;
   std::uint32_t switches = 0;
-  std::uint32_t links = 0;             ///< directed
-  RangeStats npu_out_degree;           ///< links leaving each NPU
+  std::uint32_t links = 0;    ///< directed
+  RangeStats npu_out_degree;  ///< links leaving each NPU
   RangeStats link_bandwidth_GBps;
   RangeStats link_latency_us;
-  RangeStats npu_ingress_GBps;         ///< sum of bandwidths into each NPU
+  RangeStats npu_ingress_GBps;  ///< sum of bandwidths into each NPU
   Diameter diameter;
 };
 

@@ -72,9 +72,8 @@ struct LinkDefaults {
 /// every problem (unknown kind with a suggestion, missing or mistyped parameter, size out of range).
 /// With `expected_npus` (a file's "npus"), a generator that would build another count is refused
 /// before it builds anything, at /npus.
-Topology generate_topology(const nlohmann::json& generator, const LinkDefaults& defaults,
-                           const std::string& source, const std::string& pointer,
-                           std::optional<std::uint64_t> expected_npus = std::nullopt);
+Topology generate_topology(const nlohmann::json& generator, const LinkDefaults& defaults, const std::string& source,
+                           const std::string& pointer, std::optional<std::uint64_t> expected_npus = std::nullopt);
 
 /// The kinds generate_topology accepts, for help texts and suggestions.
 const std::vector<std::string>& generator_kinds();

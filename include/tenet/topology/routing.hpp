@@ -21,7 +21,7 @@
 namespace tenet {
 
 enum class RoutingPolicy {
-  kAuto,            ///< dimension order on an intact grid, shortest path otherwise
+  kAuto,  ///< dimension order on an intact grid, shortest path otherwise
   kShortestPath,
   kDimensionOrder,  ///< requires a grid layout; falls back to kShortestPath without one
 };
@@ -31,8 +31,8 @@ enum class RoutingPolicy {
 struct RouteTree {
   NodeId source = kNoNode;
   std::vector<LinkId> parent_link;
-  std::vector<std::uint32_t> hops;     ///< hop count, ~0u when unreachable
-  std::vector<double> latency_us;      ///< total latency of the chosen path, +inf when unreachable
+  std::vector<std::uint32_t> hops;  ///< hop count, ~0u when unreachable
+  std::vector<double> latency_us;   ///< total latency of the chosen path, +inf when unreachable
 };
 
 class Router {

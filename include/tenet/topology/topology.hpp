@@ -134,9 +134,7 @@ class Topology {
   std::vector<NodeId> original_npu_ids;
 
   /// The id NPU `npu` had in the topology file.
-  NodeId original_npu_id(NodeId npu) const {
-    return original_npu_ids.empty() ? npu : original_npu_ids[npu];
-  }
+  NodeId original_npu_id(NodeId npu) const { return original_npu_ids.empty() ? npu : original_npu_ids[npu]; }
 
  private:
   std::uint32_t npu_count_ = 0;

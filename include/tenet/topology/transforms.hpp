@@ -14,8 +14,8 @@ namespace tenet {
 
 /// What failed, in the numbering of the topology it is applied to.
 struct FailureSet {
-  std::vector<NodeId> npus;                       ///< NPUs removed with all their links
-  std::vector<std::pair<NodeId, NodeId>> links;   ///< directed links removed (src, dst)
+  std::vector<NodeId> npus;                      ///< NPUs removed with all their links
+  std::vector<std::pair<NodeId, NodeId>> links;  ///< directed links removed (src, dst)
 };
 
 /// Removes failed NPUs (with their links) and links, renumbers the surviving NPUs to 0..k-1 in
