@@ -14,17 +14,7 @@ packages=(cmake g++ ninja-build libboost-graph-dev libcli11-dev nlohmann-json3-d
           libpugixml-dev)
 # The test run also checks the code's layout (scripts/check_format.sh).
 [ "${1:-}" = "--test" ] && packages+=(clang-format)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "installing: ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/install_packages.sh "${packages[@]}"
 
 jobs=$(nproc)
 testing=OFF

@@ -26,17 +26,7 @@ esac
 
 packages=(cmake ninja-build clang-14 libfuzzer-14-dev libboost-graph-dev libcli11-dev nlohmann-json3-dev libtbb-dev
           libpugixml-dev)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "installing: ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/install_packages.sh "${packages[@]}"
 
 # -O1 with line tables: sanitizer reports name file and line, and the build stays short. The tenet
 # binary is built too: it writes the schedule and MSCCL seeds.

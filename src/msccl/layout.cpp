@@ -23,6 +23,7 @@
 #include <map>
 #include <queue>
 
+#include "tenet/schedule/effective_times.hpp"
 #include "writer.hpp"
 
 namespace tenet::msccl_detail {
@@ -97,19 +98,10 @@ class Layout {
     send_event_.assign(count, 0);
     recv_event_.assign(count, 0);
 
-    std::vector<double> start(count);
-    std::vector<double> end(count);
-    for (std::size_t t = 0; t < count; ++t) {
-      const Transfer& transfer = schedule_.transfer(static_cast<TransferId>(t));
-      double begin = transfer.start_us;
-      for (TransferId dep : schedule_.deps_of(transfer)) begin = std::max(begin, end[dep]);
-      start[t] = begin;
-      end[t] = std::max(begin, transfer.end_us);
-    }
-    start_order_.resize(count);
-    for (std::size_t t = 0; t < count; ++t) start_order_[t] = static_cast<TransferId>(t);
-    std::stable_sort(start_order_.begin(), start_order_.end(),
-                     [&](TransferId a, TransferId b) { return start[a] < start[b]; });
+    EffectiveTimes times = effective_times(schedule_);
+    const std::vector<double>& start = times.start;
+    const std::vector<double>& end = times.end;
+    start_order_ = std::move(times.by_start);
 
     using Pending = std::pair<double, TransferId>;
     std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;

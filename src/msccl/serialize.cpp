@@ -14,46 +14,39 @@
 #include <numeric>
 #include <queue>
 
+#include "tenet/schedule/effective_times.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "writer.hpp"
 
 namespace tenet::msccl_detail {
 
-int lanes_needed(const Schedule& schedule) {
-  std::vector<TransferId> by_start(schedule.size());
-  std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(),
-                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+int lanes_needed(const Schedule& schedule, const EffectiveTimes& times) {
   std::map<std::pair<NodeId, NodeId>, std::vector<double>> lane_ends;
   std::size_t most = 1;
-  for (TransferId id : by_start) {
+  for (TransferId id : times.by_start) {
     std::vector<double>& ends = lane_ends[{schedule.src(id), schedule.dst(id)}];
-    const auto free = std::find_if(ends.begin(), ends.end(), [&](double end) { return end <= schedule.start_us(id); });
+    const auto free = std::find_if(ends.begin(), ends.end(), [&](double end) { return end <= times.start[id]; });
     if (free == ends.end())
-      ends.push_back(schedule.end_us(id));
+      ends.push_back(times.end[id]);
     else
-      *free = schedule.end_us(id);
+      *free = times.end[id];
     most = std::max(most, ends.size());
   }
   return static_cast<int>(most);
 }
 
-Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, int lanes) {
+Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times, const Topology& topology, int lanes) {
   const std::size_t count = schedule.size();
-  std::vector<TransferId> by_start(count);
-  std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(),
-                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
   constexpr TransferId kNone = ~TransferId{0};
   std::map<std::pair<NodeId, NodeId>, std::vector<TransferId>> last_on_lane;
   std::vector<TransferId> lane_before(count, kNone);
-  for (TransferId id : by_start) {
+  for (TransferId id : times.by_start) {
     std::vector<TransferId>& last = last_on_lane[{schedule.src(id), schedule.dst(id)}];
     // A free lane (the one released last), else a new one, else the lane that frees first.
     std::size_t chosen = last.size();
     for (std::size_t lane = 0; lane < last.size(); ++lane) {
-      if (schedule.end_us(last[lane]) > schedule.start_us(id)) continue;
-      if (chosen == last.size() || schedule.end_us(last[lane]) > schedule.end_us(last[chosen])) chosen = lane;
+      if (times.end[last[lane]] > times.start[id]) continue;
+      if (chosen == last.size() || times.end[last[lane]] > times.end[last[chosen]]) chosen = lane;
     }
     if (chosen == last.size() && last.size() < static_cast<std::size_t>(lanes)) {
       last.push_back(id);
@@ -62,7 +55,7 @@ Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, in
     if (chosen == last.size()) {
       chosen = static_cast<std::size_t>(
           std::min_element(last.begin(), last.end(),
-                           [&](TransferId a, TransferId b) { return schedule.end_us(a) < schedule.end_us(b); }) -
+                           [&](TransferId a, TransferId b) { return times.end[a] < times.end[b]; }) -
           last.begin());
     }
     // Also on a lane that is free now: once delays propagate, the lane must still be one at a time.
@@ -87,7 +80,7 @@ Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, in
   using Ready = std::pair<double, TransferId>;
   std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
   for (TransferId id = 0; id < count; ++id) {
-    if (waiting[id] == 0) ready.push({schedule.start_us(id), id});
+    if (waiting[id] == 0) ready.push({times.start[id], id});
   }
   std::vector<TransferId> new_id(count, kNone);
   std::vector<TransferId> order;
@@ -98,7 +91,7 @@ Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, in
     new_id[id] = static_cast<TransferId>(order.size());
     order.push_back(id);
     for (TransferId next : followers[id]) {
-      if (--waiting[next] == 0) ready.push({schedule.start_us(next), next});
+      if (--waiting[next] == 0) ready.push({times.start[next], next});
     }
   }
   if (order.size() != count) throw std::logic_error("serializing a schedule's pairs made its dependencies cyclic");

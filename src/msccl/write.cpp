@@ -500,13 +500,14 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
   const std::string name = checked_name(options, schedule, topology);
   // More transfers in flight between a pair of ranks than the runtime's channels and threadblocks
   // hold: run them on fewer lanes (timed, so the cost shows), halving while a limit is still hit.
-  const int needed = lanes_needed(schedule);
+  const EffectiveTimes times = effective_times(schedule);
+  const int needed = lanes_needed(schedule, times);
   const int budget = lane_budget(make_context(schedule, options, topology));
   int lanes = needed > budget ? budget : 0;
   while (true) {
     try {
       if (lanes == 0) return write_layouts(schedule, topology, options, name);
-      const Schedule serialized = serialized_pairs(schedule, topology, lanes);
+      const Schedule serialized = serialized_pairs(schedule, times, topology, lanes);
       MscclWritten written = write_layouts(serialized, topology, options, name);
       written.serialized_lanes = lanes;
       written.serialized_schedule_us = serialized.planned_time_us();

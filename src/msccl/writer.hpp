@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "tenet/schedule/effective_times.hpp"
 #include "tenet/schedule/schedule.hpp"
 
 namespace tenet::msccl_detail {
@@ -128,11 +129,11 @@ bool lay_out(const WriterContext& context, const LayoutChoices& choices, Plan& p
 void form_threadblocks(const WriterContext& context, const LayoutChoices& choices, Plan& plan);
 
 /// Most transfers in flight at once between one pair of ranks (sender, receiver).
-int lanes_needed(const Schedule& schedule);
+int lanes_needed(const Schedule& schedule, const EffectiveTimes& times);
 
 /// The schedule with each pair's transfers on at most `lanes` lanes (each waits for the one
 /// before it on its lane), retimed by simulating it on `topology` (serialize.cpp).
-Schedule serialized_pairs(const Schedule& schedule, const Topology& topology, int lanes);
+Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times, const Topology& topology, int lanes);
 
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
 /// and XML positions. False (with `problem`) past the step, node or dependency limits.
