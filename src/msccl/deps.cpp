@@ -40,15 +40,17 @@ struct TransferOps {
 };
 
 TransferOps transfer_ops(const WriterContext& context, const Plan& plan) {
+  const std::size_t transfers = context.schedule->size();
   TransferOps found;
-  found.send.assign(context.schedule->size(), -1);
-  found.recv.assign(context.schedule->size(), -1);
-  std::vector<int> send_part(context.schedule->size(), -1);
-  std::vector<int> recv_part(context.schedule->size(), -1);
-  const auto keep = [&](std::vector<int>& at, std::vector<int>& part, int piece, int op) {
+  found.send.assign(transfers, -1);
+  found.recv.assign(transfers, -1);
+  // The latest part seen so far per transfer: sends in the first half, receives in the second.
+  std::vector<int> latest_part(2 * transfers, -1);
+  const auto keep = [&](std::vector<int>& at, std::size_t side, int piece, int op) {
     const Piece& p = plan.pieces[static_cast<std::size_t>(piece)];
-    if (p.part < part[p.transfer]) return;
-    part[p.transfer] = p.part;
+    int& latest = latest_part[side * transfers + p.transfer];
+    if (p.part < latest) return;
+    latest = p.part;
     at[p.transfer] = op;
   };
   for (const RankPlan& rank : plan.ranks) {
@@ -57,11 +59,11 @@ TransferOps transfer_ops(const WriterContext& context, const Plan& plan) {
       if (op.tb < 0) continue;
       const int index = static_cast<int>(i);
       switch (op.kind) {
-        case OpKind::kSend: keep(found.send, send_part, op.piece, index); break;
-        case OpKind::kRecv: keep(found.recv, recv_part, op.piece, index); break;
+        case OpKind::kSend: keep(found.send, 0, op.piece, index); break;
+        case OpKind::kRecv: keep(found.recv, 1, op.piece, index); break;
         case OpKind::kFused:
-          keep(found.recv, recv_part, op.piece, index);
-          keep(found.send, send_part, op.forward, index);
+          keep(found.recv, 1, op.piece, index);
+          keep(found.send, 0, op.forward, index);
           break;
         case OpKind::kCopy: break;
       }

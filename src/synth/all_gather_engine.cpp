@@ -48,16 +48,6 @@
 namespace tenet::synth {
 namespace {
 
-constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
-/// Candidates a link compares by rarity before it settles; more finds rarer chunks, costs more.
-constexpr int kRaritySample = 8;
-/// Faster sources remembered per link: enough for a node's group-mates on hierarchical networks.
-constexpr std::size_t kFasterSourceBudget = 64;
-/// Candidates a link looks at in all (beaten by a faster path or not) before it gives up.
-constexpr int kExamineBudget = 256;
-/// Events between progress reports.
-constexpr std::uint64_t kProgressEvents = 128;
-
 struct FreeLink {
   LinkId link;
   Tick ticks;
@@ -251,13 +241,11 @@ class Engine {
     }
   }
 
-  static std::size_t word_of(ChunkId chunk) { return chunk / 64; }
-  static std::uint64_t mask_of(ChunkId chunk) { return std::uint64_t{1} << (chunk % 64); }
   bool test_bit(const std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) const {
-    return (bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] & mask_of(chunk)) != 0;
+    return test_chunk_bit(bits, words_, node, chunk);
   }
   void set_bit(std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) {
-    bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] |= mask_of(chunk);
+    set_chunk_bit(bits, words_, node, chunk);
   }
 
   void mark_dirty(NodeId v) {
@@ -357,9 +345,9 @@ class Engine {
   /// Called in the sequential merge: v now awaits `chunk`.
   void mark_awaited(NodeId v, ChunkId chunk) {
     set_bit(have_, v, chunk);
-    if (have_[static_cast<std::size_t>(v) * words_ + word_of(chunk)] == ~std::uint64_t{0}) {
-      want_words_[static_cast<std::size_t>(v) * summary_words_ + word_of(chunk) / 64] &=
-          ~(std::uint64_t{1} << (word_of(chunk) % 64));
+    if (have_[static_cast<std::size_t>(v) * words_ + chunk_word(chunk)] == ~std::uint64_t{0}) {
+      want_words_[static_cast<std::size_t>(v) * summary_words_ + chunk_word(chunk) / 64] &=
+          ~(std::uint64_t{1} << (chunk_word(chunk) % 64));
     }
     ++have_count_[v];
   }

@@ -81,6 +81,27 @@ struct ChannelTable {
   }
 };
 
+/// Tuning and chunk bitsets shared by both engines.
+constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+/// Candidates a link compares by rarity before it settles; more finds rarer chunks, costs more.
+constexpr int kRaritySample = 8;
+/// Faster sources remembered per link: enough for a node's group-mates on hierarchical networks.
+constexpr std::size_t kFasterSourceBudget = 64;
+/// Candidates a link looks at in all (beaten by a faster path or not) before it gives up.
+constexpr int kExamineBudget = 256;
+/// Events between progress reports.
+constexpr std::uint64_t kProgressEvents = 128;
+
+/// Per-NPU chunk bitsets live in one flat array, `words` 64-bit words per NPU.
+inline std::size_t chunk_word(ChunkId chunk) { return chunk / 64; }
+inline std::uint64_t chunk_mask(ChunkId chunk) { return std::uint64_t{1} << (chunk % 64); }
+inline bool test_chunk_bit(const std::vector<std::uint64_t>& bits, std::size_t words, NodeId node, ChunkId chunk) {
+  return (bits[static_cast<std::size_t>(node) * words + chunk_word(chunk)] & chunk_mask(chunk)) != 0;
+}
+inline void set_chunk_bit(std::vector<std::uint64_t>& bits, std::size_t words, NodeId node, ChunkId chunk) {
+  bits[static_cast<std::size_t>(node) * words + chunk_word(chunk)] |= chunk_mask(chunk);
+}
+
 struct AllGatherTrace {
   TransferLog transfers;          ///< in matching order: starts never decrease
   std::vector<Tick> event_times;  ///< strictly increasing; every kept transfer ends at one of them

@@ -36,12 +36,7 @@
 namespace tenet::synth {
 namespace {
 
-constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
 constexpr std::uint32_t kNoChannel = ~std::uint32_t{0};
-constexpr int kRaritySample = 8;
-constexpr int kExamineBudget = 256;
-constexpr std::size_t kFasterSourceBudget = 64;
-constexpr std::uint64_t kProgressEvents = 128;
 /// Free senders a switch port asks for a chunk per event before it gives up until the next: large
 /// switch groups (128 NPUs on a ring-fc-switch plane) would otherwise scan every sender's chunks
 /// for every port at every event, mostly in vain late in the run.
@@ -140,13 +135,11 @@ class SwitchEngine {
   }
 
  private:
-  static std::size_t word_of(ChunkId chunk) { return chunk / 64; }
-  static std::uint64_t mask_of(ChunkId chunk) { return std::uint64_t{1} << (chunk % 64); }
   bool test_bit(const std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) const {
-    return (bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] & mask_of(chunk)) != 0;
+    return test_chunk_bit(bits, words_, node, chunk);
   }
   void set_bit(std::vector<std::uint64_t>& bits, NodeId node, ChunkId chunk) {
-    bits[static_cast<std::size_t>(node) * words_ + word_of(chunk)] |= mask_of(chunk);
+    set_chunk_bit(bits, words_, node, chunk);
   }
 
   Tick ticks_of(std::span<const LinkId> route) const {
@@ -351,7 +344,7 @@ class SwitchEngine {
   /// Every switch `npu` is attached to now holds or awaits `chunk` on one of its NPUs.
   void mark_near(NodeId npu, ChunkId chunk) {
     for (std::uint32_t sw : switches_of_[npu])
-      switch_have_[static_cast<std::size_t>(sw) * words_ + word_of(chunk)] |= mask_of(chunk);
+      switch_have_[static_cast<std::size_t>(sw) * words_ + chunk_word(chunk)] |= chunk_mask(chunk);
   }
 
   void start_transfer(std::uint32_t channel, ChunkId chunk, std::uint32_t event) {

@@ -26,10 +26,6 @@ using namespace tenet::testing;
 
 namespace {
 
-constexpr double kAlpha = 0.5;       // us, the generators' default
-constexpr double kBandwidth = 50e3;  // bytes per us (50 GB/s), the generators' default
-
-Topology generated(const nlohmann::json& generator) { return generate_topology(generator, LinkDefaults{}, "t", ""); }
 Topology torus(std::vector<int> dims) { return generated({{"kind", "torus"}, {"dims", dims}}); }
 
 /// Generates and verifies; returns the result (the schedule only when applicable).

@@ -6,18 +6,16 @@
 
 #include <tbb/global_control.h>
 
+#include "../support/collectives.hpp"
 #include "tenet/batch/batch.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
-
-Topology shipped(const std::string& name) {
-  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
-}
 
 BatchOptions allreduce_options() {
   BatchOptions options;

@@ -3,19 +3,17 @@
 
 #include <fstream>
 
+#include "../support/collectives.hpp"
 #include "tenet/batch/scenario.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/topology/topology_json.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
 
-Topology shipped(const std::string& name) {
-  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
-}
-
-std::string rejection(const std::string& spec, const Topology& topology) {
+std::string scenario_rejection(const std::string& spec, const Topology& topology) {
   try {
     make_scenarios(spec, topology, "--scenarios");
   } catch (const InputError& error) {
@@ -86,7 +84,7 @@ TEST_CASE("scenario files name failures by file ids and switches by name", "[bat
 
   std::ofstream(path) << R"({"scenarios": [{"name": "x", "failed": {"npus": [42], "links": [[0, "nett"]]}},
                                            {"name": "x", "members": ["net"]}]})";
-  CHECK(rejection(path, topology) ==
+  CHECK(scenario_rejection(path, topology) ==
         "error: scenarios-test.json: /scenarios/0/failed/npus/0: there is no NPU 42 in the topology\n"
         "error: scenarios-test.json: /scenarios/0/failed/links/0/1: unknown switch 'nett'\n"
         "error: scenarios-test.json: /scenarios/1/name: 'x' is used twice (\"healthy\" is the reference row's name)\n"
@@ -96,14 +94,16 @@ TEST_CASE("scenario files name failures by file ids and switches by name", "[bat
 
 TEST_CASE("bad scenario specs are rejected with what was expected", "[batch]") {
   const Topology torus = shipped("torus-4x4");
-  CHECK(rejection("all-npu", torus) ==
+  CHECK(scenario_rejection("all-npu", torus) ==
         "error: --scenarios: unknown scenarios 'all-npu' (did you mean 'all-npus'?); expected all-npus, all-links, "
         "random-links:K:M[:SEED], random-npus:K:M[:SEED] or a scenarios .json file");
-  CHECK(rejection("random-links:3", torus) == "error: --scenarios: 'random-links:3': expected random-links:K:M[:SEED]");
-  CHECK(rejection("random-links:x:3", torus) ==
+  CHECK(scenario_rejection("random-links:3", torus) ==
+        "error: --scenarios: 'random-links:3': expected random-links:K:M[:SEED]");
+  CHECK(scenario_rejection("random-links:x:3", torus) ==
         "error: --scenarios: 'random-links:x:3': K (failures per scenario) must be a whole number (got 'x')");
-  CHECK(rejection("random-npus:17:3", torus) ==
+  CHECK(scenario_rejection("random-npus:17:3", torus) ==
         "error: --scenarios: 'random-npus:17:3': K must be from 1 to 16 (the NPUs of the topology)");
-  CHECK(rejection("random-links:1:0", torus) == "error: --scenarios: 'random-links:1:0': M must be from 1 to 100000");
-  CHECK(rejection("missing.json", torus) == "error: missing.json: cannot open: No such file or directory");
+  CHECK(scenario_rejection("random-links:1:0", torus) ==
+        "error: --scenarios: 'random-links:1:0': M must be from 1 to 100000");
+  CHECK(scenario_rejection("missing.json", torus) == "error: missing.json: cannot open: No such file or directory");
 }

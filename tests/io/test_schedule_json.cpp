@@ -12,21 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/collectives.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/io/schedule_json.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 using nlohmann::json;
 
 namespace {
-
-/// n NPUs on a duplex ring; link 2i is i -> i+1, link 2i+1 the reverse.
-Topology ring(std::uint32_t n) {
-  Topology topology(n, {});
-  for (NodeId i = 0; i < n; ++i) topology.add_duplex(i, (i + 1) % n, 0.5, 1.0);
-  topology.name = "ring-" + std::to_string(n);
-  return topology;
-}
 
 /// A 3-ring all-gather: two steps, the second after the first; times with long fractions so the
 /// round trip has something to lose.
@@ -47,7 +41,7 @@ Schedule ring_all_gather(const Topology& topology) {
 }
 
 /// The whole message a schedule text is rejected with ("" when it is accepted).
-std::string rejection(const std::string& text, const Topology& topology) {
+std::string schedule_rejection(const std::string& text, const Topology& topology) {
   try {
     parse_schedule(text, "s.json", topology);
   } catch (const InputError& error) {
@@ -83,7 +77,7 @@ void check_same(const Schedule& a, const Schedule& b) {
 }  // namespace
 
 TEST_CASE("a schedule is written in the documented format, one transfer per line", "[schedule_json]") {
-  Topology topology = ring(3);
+  Topology topology = duplex_ring(3);
   topology.original_npu_ids = {0, 2, 3};
   Schedule schedule(CollectiveKind::kReduceScatter, 3000, {0, 1, 2}, 1, "mine");
   const std::vector<ChunkId> chunk = {2};
@@ -116,7 +110,7 @@ TEST_CASE("a schedule is written in the documented format, one transfer per line
 }
 
 TEST_CASE("writing and reading a schedule gives it back exactly", "[schedule_json]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const Schedule original = ring_all_gather(topology);
   const std::string text = schedule_to_text(original, topology);
   const Schedule reread = parse_schedule(text, "s.json", topology);
@@ -141,22 +135,22 @@ TEST_CASE("writing and reading a schedule gives it back exactly", "[schedule_jso
 }
 
 TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem", "[schedule_json]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const std::string good = schedule_to_text(ring_all_gather(topology), topology);
   const auto edited = [&](auto&& edit) {
     json document = json::parse(good);
     edit(document);
-    return rejection(document.dump(), topology);
+    return schedule_rejection(document.dump(), topology);
   };
 
-  CHECK(rejection(good, topology).empty());
-  CHECK(rejection("{\"format\": ", topology) ==
+  CHECK(schedule_rejection(good, topology).empty());
+  CHECK(schedule_rejection("{\"format\": ", topology) ==
         "error: s.json: invalid JSON: parse error at line 1, column 12: syntax error while parsing value - unexpected "
         "end "
         "of input; expected '[', '{', or a literal");
-  CHECK(rejection(std::string(70, '[') + std::string(70, ']'), topology) ==
+  CHECK(schedule_rejection(std::string(70, '[') + std::string(70, ']'), topology) ==
         "error: s.json: JSON nested deeper than 64 levels; a schedule file needs 4");
-  CHECK(rejection("[]", topology) == "error: s.json: a schedule file must hold a JSON object (got an array)");
+  CHECK(schedule_rejection("[]", topology) == "error: s.json: a schedule file must hold a JSON object (got an array)");
   CHECK(edited([](json& d) { d["format"] = "msccl"; }) ==
         "error: s.json: /format: must be \"tenet-schedule\" (got \"msccl\"); is this a schedule file?");
   CHECK(edited([](json& d) { d["version"] = 2; }) ==
@@ -241,12 +235,12 @@ TEST_CASE("bad schedule files are rejected with the JSON pointer of each problem
 }
 
 TEST_CASE("chunk counts a schedule's transfers cannot use are refused before allocating", "[schedule_json]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const std::string good = schedule_to_text(ring_all_gather(topology), topology);
   const auto with_chunks = [&](std::uint64_t chunks_per_member) {
     json document = json::parse(good);
     document["chunks_per_member"] = chunks_per_member;
-    return rejection(document.dump(), topology);
+    return schedule_rejection(document.dump(), topology);
   };
   // 1000000 chunks per member took 5 GB in verify and simulate.
   CHECK(with_chunks(1000000) ==
@@ -260,12 +254,12 @@ TEST_CASE("chunk counts a schedule's transfers cannot use are refused before all
 }
 
 TEST_CASE("the planned time in the header must be the transfers' latest end", "[schedule_json]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const std::string good = schedule_to_text(ring_all_gather(topology), topology);
   const auto with_planned = [&](double planned) {
     json document = json::parse(good);
     document["planned_time_us"] = planned;
-    return rejection(document.dump(), topology);
+    return schedule_rejection(document.dump(), topology);
   };
   CHECK(with_planned(5) ==
         "error: s.json: /planned_time_us: is 5.0, but the latest transfer ends at 2.8666666666666667 "
@@ -276,13 +270,13 @@ TEST_CASE("the planned time in the header must be the transfers' latest end", "[
   empty["transfers"] = json::array();
   empty["planned_time_us"] = 1.5;
   CHECK(
-      rejection(empty.dump(), topology) ==
+      schedule_rejection(empty.dump(), topology) ==
       "error: s.json: /planned_time_us: is 1.5, but the schedule has no transfers; the planned time must be the latest "
       "end_us");
 }
 
 TEST_CASE("numbers beyond a double and NUL bytes are refused at their place", "[schedule_json]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const std::string good = schedule_to_text(ring_all_gather(topology), topology);
   const std::size_t second = good.find("{\"id\": 1,");
   const std::size_t end_value = good.find("\"end_us\": ", second) + 10;
@@ -290,11 +284,11 @@ TEST_CASE("numbers beyond a double and NUL bytes are refused at their place", "[
   overflow.replace(end_value, good.find(',', end_value) - end_value, "1e400");
   const std::string overflow_message =
       "/transfers/1/end_us: the number 1e400 is out of range (JSON numbers must fit a double: at most about 1.8e308)";
-  CHECK(rejection(overflow, topology) == "error: s.json: " + overflow_message);
+  CHECK(schedule_rejection(overflow, topology) == "error: s.json: " + overflow_message);
   const std::string garbage = good + std::string("\0garbage", 8);
   const std::string nul_message =
       "invalid JSON: a NUL byte at line 17, column 1; a JSON file is text, and nothing may follow its value";
-  CHECK(rejection(garbage, topology) == "error: s.json: " + nul_message);
+  CHECK(schedule_rejection(garbage, topology) == "error: s.json: " + nul_message);
 
   SECTION("from a file, read as a stream") {
     const std::string path = (std::filesystem::temp_directory_path() / "tenet_test_bad_schedule.json").string();
@@ -319,7 +313,7 @@ TEST_CASE("numbers beyond a double and NUL bytes are refused at their place", "[
 }
 
 TEST_CASE("streaming the schedule writes the same bytes as the whole text", "[schedule_json]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   // About 3 MB of text: several of the writer's 1 MiB pieces, and a partial last one.
   Schedule schedule(CollectiveKind::kAllGather, 3000, {0, 1, 2}, 1, "ring");
   for (TransferId id = 0; id < 30000; ++id) {

@@ -14,6 +14,7 @@
 #include <tbb/global_control.h>
 
 #include "../support/collectives.hpp"
+#include "../support/sanitizers.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/random.hpp"
 #include "tenet/common/units.hpp"
@@ -31,19 +32,7 @@ namespace {
 
 /// Shipped topologies up to this many NPUs are checked against every schedule; fewer under the
 /// sanitizers, which slow the simulator down tenfold.
-#if defined(__SANITIZE_ADDRESS__)  // GCC
-constexpr std::uint32_t kLargestChecked = 32;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)  // Clang
-constexpr std::uint32_t kLargestChecked = 32;
-#else
-constexpr std::uint32_t kLargestChecked = 64;
-#endif
-#else
-constexpr std::uint32_t kLargestChecked = 64;
-#endif
-
-Approx exactly(double value) { return Approx(value).epsilon(1e-9).margin(0.0); }
+constexpr std::uint32_t kLargestChecked = kSanitized ? 32 : 64;
 
 /// The cut term's algorithm bandwidth, size / bandwidth term, GB/s: independent of the size.
 double cut_algbw_GBps(const CutBound& cut) { return cut.cut_bandwidth_GBps / cut.crossing_share; }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/collectives.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -24,6 +25,7 @@
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
 
@@ -59,8 +61,6 @@ void require_verified(const Topology& topology, const Schedule& schedule) {
   INFO(verdict.error);
   REQUIRE(verdict.ok);
 }
-
-Approx exactly(double value) { return Approx(value).epsilon(1e-9).margin(0.0); }
 
 /// The standard ring all-reduce on NPUs 0..p-1 along i -> i+1: p-1 reduce-scatter steps (NPU i
 /// sends chunk i-s-1 at step s, reducing) then p-1 all-gather steps (chunk i-s, copying). A step
@@ -212,10 +212,6 @@ double naive_simulation(const Topology& topology, const Schedule& schedule, doub
     }
   }
   return last;
-}
-
-Topology shipped(const std::string& name) {
-  return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
 }
 
 }  // namespace

@@ -29,3 +29,8 @@ using Matchers::StartsWith;
 #else
 #include <catch2/catch.hpp>
 #endif
+
+namespace tenet::testing {
+/// Equal up to rounding: what a time computed two ways must be.
+inline Approx exactly(double value) { return Approx(value).epsilon(1e-9).margin(0.0); }
+}  // namespace tenet::testing

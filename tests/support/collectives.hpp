@@ -7,12 +7,29 @@
 #include <vector>
 
 #include "tenet/collective.hpp"
+#include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
 
 namespace tenet::testing {
 
 inline Topology shipped(const std::string& name) {
   return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
+}
+
+/// The topology generators' link defaults: latency in us, bandwidth in bytes per us (50 GB/s).
+constexpr double kAlpha = 0.5;
+constexpr double kBandwidth = 50e3;
+
+inline Topology generated(const nlohmann::json& generator) {
+  return generate_topology(generator, LinkDefaults{}, "t", "");
+}
+
+/// n NPUs on a duplex ring; link 2i is i -> i+1, link 2i+1 the reverse.
+inline Topology duplex_ring(std::uint32_t n) {
+  Topology topology(n, {});
+  for (NodeId i = 0; i < n; ++i) topology.add_duplex(i, (i + 1) % n, 0.5, 1.0);
+  topology.name = "ring-" + std::to_string(n);
+  return topology;
 }
 
 inline Collective make_collective(CollectiveKind kind, std::uint64_t size, std::uint32_t chunks = 1,

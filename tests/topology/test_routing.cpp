@@ -16,7 +16,7 @@ namespace {
 using Path = std::vector<LinkId>;
 
 /// n NPUs on a duplex ring. Link ids: 2i is i -> i+1, 2i+1 the reverse.
-Topology ring(std::uint32_t n, bool with_layout) {
+Topology laid_out_ring(std::uint32_t n, bool with_layout) {
   Topology topology(n, {});
   for (NodeId i = 0; i < n; ++i) topology.add_duplex(i, (i + 1) % n, 0.5, 50.0);
   if (with_layout) {
@@ -85,7 +85,7 @@ void check_consistent(const Topology& topology, const Router& router) {
 }  // namespace
 
 TEST_CASE("shortest paths go the shorter way round a ring", "[routing]") {
-  const Topology topology = ring(4, false);
+  const Topology topology = laid_out_ring(4, false);
   const Router router(topology);
   CHECK_FALSE(router.uses_dimension_order());
   CHECK(router.route(0, 0).empty());
@@ -98,7 +98,7 @@ TEST_CASE("shortest paths go the shorter way round a ring", "[routing]") {
 }
 
 TEST_CASE("dimension order on a ring breaks distance ties in the + direction", "[routing]") {
-  const Topology topology = ring(4, true);
+  const Topology topology = laid_out_ring(4, true);
   const Router router(topology);
   CHECK(router.uses_dimension_order());
   CHECK(router.route(0, 3) == Path{7});     // shorter the - way

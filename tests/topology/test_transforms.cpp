@@ -15,7 +15,7 @@ using namespace tenet;
 namespace {
 
 /// n NPUs on a duplex ring, cable i joining i and i+1. Link ids: 2i is i -> i+1, 2i+1 the reverse.
-Topology ring(std::uint32_t n, double latency_us = 0.5, double bandwidth_GBps = 50.0) {
+Topology timed_ring(std::uint32_t n, double latency_us = 0.5, double bandwidth_GBps = 50.0) {
   Topology topology(n, {});
   for (NodeId i = 0; i < n; ++i) topology.add_duplex(i, (i + 1) % n, latency_us, bandwidth_GBps);
   topology.layout.dims = {static_cast<int>(n)};
@@ -54,7 +54,7 @@ const Link& link_between(const Topology& topology, NodeId src, NodeId dst) {
 }  // namespace
 
 TEST_CASE("failed NPUs are removed and the survivors renumbered in order", "[transforms]") {
-  const Topology input = ring(4);
+  const Topology input = timed_ring(4);
   const Topology result = apply_failures(input, {{1}, {}}, "t.json", "/failed");
   REQUIRE(result.npu_count() == 3);
   CHECK(result.original_npu_ids == std::vector<NodeId>{0, 2, 3});
@@ -74,7 +74,7 @@ TEST_CASE("failed NPUs are removed and the survivors renumbered in order", "[tra
 }
 
 TEST_CASE("failures compose with an earlier renumbering", "[transforms]") {
-  const Topology first = apply_failures(ring(6), {{1}, {}}, "t.json", "/failed");
+  const Topology first = apply_failures(timed_ring(6), {{1}, {}}, "t.json", "/failed");
   CHECK(first.original_npu_ids == std::vector<NodeId>{0, 2, 3, 4, 5});
   const Topology second = apply_failures(first, {{0}, {}}, "t.json", "/failed");
   CHECK(second.original_npu_ids == std::vector<NodeId>{2, 3, 4, 5});
@@ -100,7 +100,7 @@ TEST_CASE("failed links are removed and the rest keep their attributes", "[trans
 }
 
 TEST_CASE("no failures leave the topology as it was", "[transforms]") {
-  const Topology result = apply_failures(ring(4), {}, "t.json", "/failed");
+  const Topology result = apply_failures(timed_ring(4), {}, "t.json", "/failed");
   CHECK(result.link_count() == 8);
   CHECK(result.layout.is_grid());
 }
@@ -119,7 +119,7 @@ TEST_CASE("a switch left without links is dropped, the others keep their names",
 }
 
 TEST_CASE("failure errors name the entry and what is wrong", "[transforms]") {
-  const Topology input = ring(4);
+  const Topology input = timed_ring(4);
   CHECK(only_problem([&] {
           apply_failures(input, {{}, {{3, 9}}}, "t.json", "/failed");
         }) == "/failed/links/0: there is no link 3 -> 9");
@@ -149,7 +149,7 @@ TEST_CASE("failure errors name the entry and what is wrong", "[transforms]") {
 
 TEST_CASE("every bad failure entry is reported at once", "[transforms]") {
   try {
-    apply_failures(ring(4), {{9, 1, 1}, {{3, 9}}}, "t.json", "/failed");
+    apply_failures(timed_ring(4), {{9, 1, 1}, {{3, 9}}}, "t.json", "/failed");
     FAIL("no InputError was thrown");
   } catch (const InputError& error) {
     CHECK(error.problems().size() == 3);
@@ -161,7 +161,7 @@ TEST_CASE("every bad failure entry is reported at once", "[transforms]") {
 
 TEST_CASE("a cut topology is reported by original NPU ids", "[transforms]") {
   // After the first failure the survivors are, by original id, the path 2-3-4-5-0.
-  const Topology first = apply_failures(ring(6), {{1}, {}}, "t.json", "/failed");
+  const Topology first = apply_failures(timed_ring(6), {{1}, {}}, "t.json", "/failed");
   // Current NPU 2 is original 3: cutting it leaves {2} apart from {4, 5, 0}.
   CHECK(only_problem([&] {
           apply_failures(first, {{2}, {}}, "t.json", "/failed");
@@ -182,7 +182,7 @@ TEST_CASE("strong connectivity names a pair that is cut", "[transforms]") {
   CHECK_FALSE(npus_strongly_connected(chain, &from, &to));
   CHECK(from == 1);
   CHECK(to == 0);
-  CHECK(npus_strongly_connected(ring(5), &from, &to));
+  CHECK(npus_strongly_connected(timed_ring(5), &from, &to));
   CHECK(npus_strongly_connected(star(3), nullptr, nullptr));
 }
 
@@ -339,7 +339,7 @@ TEST_CASE("unwinding merges parallel links and handles separate switch groups", 
 }
 
 TEST_CASE("unwinding without switches changes nothing; degree 0 is refused", "[transforms]") {
-  CHECK(unwind_switches(ring(4), 2, false).link_count() == 8);
+  CHECK(unwind_switches(timed_ring(4), 2, false).link_count() == 8);
   CHECK(only_problem([] { unwind_switches(star(4), 0, false); }) ==
         ": the switch unwinding degree must be at least 1, got 0");
 }

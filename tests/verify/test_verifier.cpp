@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "../support/collectives.hpp"
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
+using namespace tenet::testing;
 
 namespace {
 
@@ -32,14 +34,6 @@ struct Spec {
   LinkId link = kFindLink;
 };
 using Specs = std::vector<Spec>;
-
-/// n NPUs on a duplex ring; link 2i is i -> i+1, link 2i+1 the reverse.
-Topology ring(std::uint32_t n) {
-  Topology topology(n, {});
-  for (NodeId i = 0; i < n; ++i) topology.add_duplex(i, (i + 1) % n, 0.5, 1.0);
-  topology.name = "ring-" + std::to_string(n);
-  return topology;
-}
 
 /// 2x2 mesh: 0-1, 0-2, 1-3, 2-3 (no diagonals).
 Topology mesh_2x2() {
@@ -170,13 +164,13 @@ Specs ring_all_reduce(std::uint32_t p) {
 
 TEST_CASE("correct ring schedules pass", "[verifier]") {
   for (std::uint32_t p : {3u, 4u}) {
-    const Topology topology = ring(p);
+    const Topology topology = duplex_ring(p);
     CHECK(verdict(topology, CollectiveKind::kAllGather, ring_all_gather(p)) == "ok");
     CHECK(verdict(topology, CollectiveKind::kReduceScatter, ring_reduce_scatter(p)) == "ok");
     CHECK(verdict(topology, CollectiveKind::kAllReduce, ring_all_reduce(p)) == "ok");
     CHECK(verdict(topology, CollectiveKind::kAllReduce, routed(ring_all_reduce(p))) == "ok");
   }
-  const Topology topology = ring(4);
+  const Topology topology = duplex_ring(4);
   const VerifyResult result =
       verify_schedule(topology, build(topology, CollectiveKind::kAllReduce, all(4), 1, ring_all_reduce(4)));
   CHECK(result.ok);
@@ -239,7 +233,7 @@ TEST_CASE("direct reduce-scatter and all-gather with many dependencies pass", "[
 }
 
 TEST_CASE("two chunks per member moved as blocks pass", "[verifier]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   Specs specs;
   add_ring_all_gather(specs, 3, 0.0, {}, 2);
   CHECK(verdict(topology, build(topology, CollectiveKind::kAllGather, all(3), 2, specs)) == "ok");
@@ -252,7 +246,7 @@ TEST_CASE("two chunks per member moved as blocks pass", "[verifier]") {
 
 TEST_CASE("a sub-collective forwarding through a non-member passes", "[verifier]") {
   // Members 0 and 2 of a 4-ring; NPUs 1 and 3 only forward. Chunk 0 belongs to NPU 0, chunk 1 to NPU 2.
-  const Topology topology = ring(4);
+  const Topology topology = duplex_ring(4);
   const Specs gather = {{0, 1, TransferKind::kCopy, {0}, {}, 0.0, 1.5},
                         {2, 3, TransferKind::kCopy, {1}, {}, 0.0, 1.5},
                         {1, 2, TransferKind::kCopy, {0}, {0}, 1.5, 3.0},
@@ -275,7 +269,7 @@ TEST_CASE("a sub-collective forwarding through a non-member passes", "[verifier]
 
 TEST_CASE("a writer reached through another dependency is an ancestor", "[verifier]") {
   // Transfer 4 reads chunk 2 at NPU 0, written by transfer 2, and depends on it only through 3.
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const Specs specs = {
       {0, 1, TransferKind::kCopy, {0}, {}, 0.0, 1.5},  {1, 2, TransferKind::kCopy, {1}, {}, 0.0, 1.5},
       {2, 0, TransferKind::kCopy, {2}, {}, 0.0, 1.5},  {1, 2, TransferKind::kCopy, {0}, {0, 2}, 1.5, 3.0},
@@ -284,7 +278,7 @@ TEST_CASE("a writer reached through another dependency is an ancestor", "[verifi
 }
 
 TEST_CASE("times within the tolerance pass, times beyond it do not", "[verifier]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   Specs specs = routed(ring_all_gather(3));
   // Ends computed as 0.1 + 0.2 (0.30000000000000004) against starts written as 0.3.
   for (TransferId id = 0; id < 3; ++id)
@@ -297,7 +291,7 @@ TEST_CASE("times within the tolerance pass, times beyond it do not", "[verifier]
 }
 
 TEST_CASE("redundant copies are counted", "[verifier]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   Specs specs = routed(ring_all_gather(3));
   // NPU 1 sends chunk 0 to NPU 2 again after transfer 4 delivered it.
   specs.push_back({1, 2, TransferKind::kCopy, {0}, {0, 4}, 3.0, 4.5, kNoLink});
@@ -307,7 +301,7 @@ TEST_CASE("redundant copies are counted", "[verifier]") {
 }
 
 TEST_CASE("broken all-gathers are rejected with their first problem", "[verifier]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   const Specs good = ring_all_gather(3);
   // Transfers: 0: 0->1 c0, 1: 1->2 c1, 2: 2->0 c2 at 0..1.5; 3: 0->1 c2 (after 2), 4: 1->2 c0
   // (after 0), 5: 2->0 c1 (after 1) at 1.5..3.
@@ -391,7 +385,7 @@ TEST_CASE("broken all-gathers are rejected with their first problem", "[verifier
 TEST_CASE("broken reductions are rejected with their first problem", "[verifier]") {
   // 3-ring reduce-scatter: 0: 0->1 c2, 1: 1->2 c0, 2: 2->0 c1 at 0..1.5; 3: 0->1 c1 (after 2),
   // 4: 1->2 c2 (after 0), 5: 2->0 c0 (after 1) at 1.5..3.
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   SECTION("missing contribution") {
     CHECK(verdict(topology, CollectiveKind::kReduceScatter, erased(ring_reduce_scatter(3), 1)) ==
           "NPU 0 ends with chunk 0 holding 2 of 3 contributions (missing)");
@@ -422,7 +416,7 @@ TEST_CASE("a duplicated reduce the counts cannot see is found by the exact sweep
   // 4-ring reduce-scatter with transfer 0 (0 -> 1, chunk 3) done twice at once: NPU 1 then holds
   // {0, 0, 1}, three contributions of four, which looks fine. Only when the next hop adds NPU 2's
   // does the count reach four with the wrong sum; the sweep names the duplicate, not that hop.
-  const Topology topology = ring(4);
+  const Topology topology = duplex_ring(4);
   Specs specs = inserted(routed(ring_reduce_scatter(4)), 1, {0, 1, TransferKind::kReduce, {3}, {}, 0.0, 1.5, kNoLink});
   // Transfer 6 (1 -> 2, chunk 3) forwards what both wrote: it waits for both.
   REQUIRE(specs[6].src == 1);
@@ -435,7 +429,7 @@ TEST_CASE("a duplicated reduce the counts cannot see is found by the exact sweep
 TEST_CASE("a duplicated reduce into a slot no result reads is still found", "[verifier]") {
   // After a correct 4-ring reduce-scatter, NPU 2 holds {1, 2} of chunk 0 as scratch; adding NPU 1's
   // {1} again gives three contributions of four and changes no result. Only exact sets see it.
-  const Topology topology = ring(4);
+  const Topology topology = duplex_ring(4);
   Specs specs = ring_reduce_scatter(4);
   specs.push_back({1, 2, TransferKind::kReduce, {0}, {}, 4.5, 6.0});
   CHECK(verdict(topology, CollectiveKind::kReduceScatter, specs) ==
@@ -443,7 +437,7 @@ TEST_CASE("a duplicated reduce into a slot no result reads is still found", "[ve
 }
 
 TEST_CASE("messages name NPUs by their ids in the topology file", "[verifier]") {
-  Topology topology = ring(3);
+  Topology topology = duplex_ring(3);
   topology.original_npu_ids = {10, 12, 13};
   CHECK(verdict(topology, CollectiveKind::kAllGather, erased(ring_all_gather(3), 5)) ==
         "NPU 10 ends without chunk 1 (missing)");
@@ -455,7 +449,7 @@ TEST_CASE("messages name NPUs by their ids in the topology file", "[verifier]") 
 }
 
 TEST_CASE("schedule-level problems are reported before any transfer", "[verifier]") {
-  const Topology topology = ring(3);
+  const Topology topology = duplex_ring(3);
   CHECK(verdict(topology, build(topology, CollectiveKind::kAllGather, {0, 5}, 1, {})) ==
         "member 1 is NPU id 5, but the topology has 3 NPUs (ids 0 to 2)");
   CHECK(verdict(topology, build(topology, CollectiveKind::kAllGather, {1, 1}, 1, {})) ==

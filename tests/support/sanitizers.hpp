@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The sanitizers slow tenet down five- to tenfold. The sweeps over shipped topologies check every
+// topology in the Release run and a sample of the small ones under the sanitizers: the code paths
+// are the same, and the sanitized test run stays within CI's time.
+
+#include <cstdint>
+
+namespace tenet::testing {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)  // GCC
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)  // Clang
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+/// Whether a sweep checks a topology of this many NPUs in this build.
+inline bool swept(std::uint32_t npus) { return !kSanitized || npus <= 16; }
+
+}  // namespace tenet::testing
