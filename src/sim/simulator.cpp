@@ -29,8 +29,8 @@
 // Incremental recomputation, in three ways.
 // 1. Components. The allocation decomposes over the connected components of the "flows sharing a
 //    link" graph: a start or an end can only change rates inside the component it touches. So
-//    FlowNetwork (flow_network.hpp) keeps, per link, an intrusive list of the flows on it,
-//    remembers the links where flows started or ended (the seeds), and collects, by a search
+//    FlowNetwork (flow_network.hpp) keeps, per link, an array of the flows on it, remembers the
+//    links where flows started or ended (the seeds), and collects, by a search
 //    from each seed, the component around it. A flow alone on all its links (rings, synthesized
 //    schedules) simply takes its route's bottleneck bandwidth.
 // 2. Levels. Progressive filling never saturates a link of flow f below f's rate r_f (that link
@@ -58,8 +58,8 @@
 // pair (a tree per source at most). Each transfer then costs O(log pending events) for its
 // events plus O(hops) to enter and leave the link lists, plus its share of the refills: a refill
 // costs O(memberships of its links + links log links) for the part it refills, which is O(hops)
-// for a flow alone. Memory: dependents in CSR form (O(transfers + dependencies)), and per link
-// and per active flow; nothing per pair of NPUs.
+// for a flow alone. Memory: dependents in CSR form (O(transfers + dependencies), a list shared by
+// a run of transfers counted once), and per link and per active flow; nothing per pair of NPUs.
 //
 // Tolerances, all in tolerances.hpp: the batch window (events within 1e-12 relative of each
 // other share one refill) and the level margin (a refill restarts 1e-9 relative below its level,
