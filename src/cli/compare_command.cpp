@@ -3,7 +3,9 @@
 // congestion-aware model on one topology, at one size or a sweep of sizes.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -78,6 +80,47 @@ Row run_one(const std::string& algorithm, const Topology& topology, const Collec
   return row;
 }
 
+/// The line on stderr that says which algorithm compare is working on: a 1,024-NPU run takes
+/// long enough to look hung without it. Only on a terminal, so scripts and tests see nothing.
+class CompareProgress {
+ public:
+  explicit CompareProgress(std::size_t total)
+      : total_(total), enabled_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()) {}
+  CompareProgress(const CompareProgress&) = delete;
+  CompareProgress& operator=(const CompareProgress&) = delete;
+  ~CompareProgress() { clear(); }
+
+  /// Announces the next run: "compare: 3/9 swing (12.3 s)", with its size in a sweep (size > 0).
+  void show(const std::string& algorithm, std::uint64_t size) {
+    ++done_;
+    if (!enabled_) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+    std::string line = "compare: " + std::to_string(done_) + "/" + std::to_string(total_) + " " + algorithm;
+    if (size > 0) line += " at " + format_size(size);
+    line += " (" + std::string(elapsed) + ")";
+    // Pads over a longer previous line instead of clearing it first: no flicker.
+    const std::size_t width = std::max(line.size(), shown_);
+    shown_ = line.size();
+    line.resize(width, ' ');
+    std::cerr << "\r" << line << std::flush;
+  }
+  /// Removes the line, once; the table and any error then start on a clean line.
+  void clear() {
+    if (!enabled_ || shown_ == 0) return;
+    std::cerr << "\r" << std::string(shown_, ' ') << "\r" << std::flush;
+    shown_ = 0;
+  }
+
+ private:
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::size_t shown_ = 0;  ///< width of the line on screen, 0 when none
+  bool enabled_;
+  std::chrono::steady_clock::time_point started_;
+};
+
 /// -o: the verified algorithm whose file runs fastest, written.
 BestWritten write_best_of(const CompareOptions& options, const std::vector<std::string>& algorithms,
                           const std::vector<Row>& rows, const Topology& topology) {
@@ -126,15 +169,18 @@ void run_compare(const CompareOptions& options) {
 
   std::vector<std::vector<Row>> table(sizes.size());
   std::vector<LowerBound> bounds(sizes.size());
+  CompareProgress progress(algorithms.size() * sizes.size());
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     Collective collective = loaded.collective;
     collective.size_bytes = sizes[s];
     bounds[s] = lower_bound(topology, collective, diameter, cut);
     for (const std::string& algorithm : algorithms) {
+      progress.show(algorithm, sizes.size() > 1 ? sizes[s] : 0);
       table[s].push_back(
           run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(), write));
     }
   }
+  progress.clear();
 
   // -o: every verified algorithm is written in the file's format and timed as that file; the
   // time that counts (DESIGN.md) is then the file's, so the table ranks files.

@@ -2,6 +2,7 @@
 #include "flow_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "tenet/common/units.hpp"
@@ -15,12 +16,13 @@ constexpr double kNoLevel = std::numeric_limits<double>::infinity();
 }  // namespace
 
 FlowNetwork::FlowNetwork(const Topology& topology, const RouteTable& routes)
-    : routes_(routes), stride_(routes.max_hops()), ended_level_(kNoLevel) {
+    : routes_(routes),
+      shift_(static_cast<std::uint32_t>(std::countr_zero(std::bit_ceil(routes.max_hops())))),
+      ended_level_(kNoLevel) {
   const std::size_t links = topology.link_count();
   capacity_.resize(links);
   for (LinkId id = 0; id < links; ++id) capacity_[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
-  head_.assign(links, kNone);
-  count_.assign(links, 0);
+  members_.resize(links);
   stamp_.assign(links, 0);
   residual_.assign(links, 0.0);
   unfrozen_.assign(links, 0);
@@ -39,8 +41,7 @@ void FlowNetwork::grow() {
   new_rate_.resize(new_size);
   flow_stamp_.resize(new_size, 0);
   heap_pos_.resize(new_size, kNone);
-  next_.resize(new_size * stride_);
-  prev_.resize(new_size * stride_);
+  position_.resize(new_size << shift_);
   // Hand out low slots first: the ones used most stay warm in cache.
   for (std::size_t slot = new_size; slot-- > old_size;) free_.push_back(static_cast<FlowId>(slot));
 }
@@ -57,12 +58,11 @@ FlowId FlowNetwork::start(TransferId transfer, RouteId route, double bytes, doub
   const auto links = routes_.links(route);
   for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
     const LinkId link = links[hop];
-    const std::uint32_t member = flow * stride_ + hop;
-    prev_[member] = kNone;
-    next_[member] = head_[link];
-    if (head_[link] != kNone) prev_[head_[link]] = member;
-    head_[link] = member;
-    if (count_[link]++ == 0) busy_since_[link] = now;
+    const std::uint32_t member = flow << shift_ | hop;
+    std::vector<std::uint32_t>& on_link = members_[link];
+    if (on_link.empty()) busy_since_[link] = now;
+    position_[member] = static_cast<std::uint32_t>(on_link.size());
+    on_link.push_back(member);
     loads_[link].bytes += bytes;
   }
   // Any one link reaches the new flow's whole component.
@@ -76,14 +76,13 @@ void FlowNetwork::finish(FlowId flow, double now) {
   const auto links = routes_.links(route_[flow]);
   for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
     const LinkId link = links[hop];
-    const std::uint32_t member = flow * stride_ + hop;
-    if (prev_[member] != kNone) {
-      next_[prev_[member]] = next_[member];
-    } else {
-      head_[link] = next_[member];
-    }
-    if (next_[member] != kNone) prev_[next_[member]] = prev_[member];
-    if (--count_[link] == 0) {
+    const std::uint32_t member = flow << shift_ | hop;
+    std::vector<std::uint32_t>& on_link = members_[link];
+    const std::uint32_t moved = on_link.back();
+    on_link[position_[member]] = moved;
+    position_[moved] = position_[member];
+    on_link.pop_back();
+    if (on_link.empty()) {
       loads_[link].busy_us += now - busy_since_[link];
     } else {
       // The flows left on this link may now get more; the component may have split, so every
@@ -108,13 +107,14 @@ void FlowNetwork::settle(double now) {
   // least its smallest equal share, capacity / flows, over its links.
   double level = ended_level_;
   for (FlowId flow : started_) {
-    for (LinkId link : routes_.links(route_[flow])) level = std::min(level, capacity_[link] / count_[link]);
+    for (LinkId link : routes_.links(route_[flow]))
+      level = std::min(level, capacity_[link] / static_cast<double>(members_[link].size()));
   }
   level *= 1.0 - kLevelMargin;
   next_epoch();
   for (std::size_t i = 0; i < seeds_.size(); ++i) {
     const LinkId seed = seeds_[i];
-    if (stamp_[seed] == epoch_ || count_[seed] == 0) continue;
+    if (stamp_[seed] == epoch_ || members_[seed].empty()) continue;
     collect_component(seed, level);
     fill_component(level);
     apply_rates(now);
@@ -136,8 +136,8 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
     const LinkId at = component_links_[i];
     double kept = 0.0;
     std::uint32_t rising = 0;
-    for (std::uint32_t member = head_[at]; member != kNone; member = next_[member]) {
-      const FlowId flow = member / stride_;
+    for (std::uint32_t member : members_[at]) {
+      const FlowId flow = member >> shift_;
       if (rate_[flow] != 0.0 && rate_[flow] < level) {
         kept += rate_[flow];
         continue;
@@ -201,8 +201,8 @@ void FlowNetwork::fill_component(double level) {
     // share smaller (or negative), so it is held at the level already reached.
     const double share = std::max(current, level);
     level = share;
-    for (std::uint32_t member = head_[entry.link]; member != kNone; member = next_[member]) {
-      const FlowId flow = member / stride_;
+    for (std::uint32_t member : members_[entry.link]) {
+      const FlowId flow = member >> shift_;
       if (flow_stamp_[flow] != epoch_ || new_rate_[flow] >= 0.0) continue;  // kept, or frozen
       new_rate_[flow] = share;
       --rising;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../support/collectives.hpp"
+#include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -516,4 +517,53 @@ TEST_CASE("planned times that contradict the dependencies do not deadlock the li
   schedule.add(0, 1, TransferKind::kCopy, chunk, {}, 5.0, 6.5, link);
   schedule.add(0, 1, TransferKind::kCopy, chunk, first, 0.0, 1.5, link);
   CHECK(simulate(topology, schedule).time_us == exactly(2 * (0.5 + 1000.0 / 1000.0)));
+}
+
+TEST_CASE("transfers sharing one dependency list start when their list is done", "[simulator]") {
+  // The simulator counts a run of transfers with one shared list (add_sharing_deps) as one waiter;
+  // each must still start exactly when its own list would have let it, queues included.
+  SECTION("direct all-reduce, whose all-gather sends share their lists") {
+    for (const std::string name : {"torus-4x4", "fat-tree-8x4"}) {
+      const Topology topology = shipped(name);
+      Collective collective;
+      collective.kind = CollectiveKind::kAllReduce;
+      collective.size_bytes = 1 << 20;
+      const BaselineResult direct = generate_baseline("direct", topology, collective);
+      REQUIRE(direct.applicable);
+      INFO(name);
+      CHECK(simulate(topology, direct.schedule).time_us ==
+            Approx(naive_simulation(topology, direct.schedule, 0.0)).epsilon(1e-9));
+    }
+  }
+  SECTION("a shared list beside planned-link queues and an unshared copy of it") {
+    // Not a whole collective (the verifier would reject it): only the waiting rules are under test.
+    Topology topology(3, {});
+    topology.add_duplex(0, 1, 0.5, 1.0);
+    topology.add_duplex(1, 2, 0.25, 2.0);
+    const LinkId up = topology.find_link(0, 1);
+    const LinkId down = topology.find_link(1, 0);
+    const LinkId right = topology.find_link(1, 2);
+    Schedule schedule(CollectiveKind::kAllGather, 3000, {0, 1, 2}, 1, "hand");
+    const std::vector<ChunkId> c0 = {0};
+    const std::vector<ChunkId> c1 = {1};
+    const std::vector<ChunkId> c2 = {2};
+    schedule.add(0, 1, TransferKind::kCopy, c0, {}, 0.0, 1.5, up);        // 0
+    schedule.add(2, 1, TransferKind::kCopy, c2, {}, 0.0, 0.75, kNoLink);  // 1
+    const std::vector<TransferId> both = {0, 1};
+    schedule.add(1, 2, TransferKind::kCopy, c0, both, 1.5, 2.25, right);            // 2: owns the list
+    schedule.add_sharing_deps(2, 1, 2, TransferKind::kCopy, c1, 2.25, 3.0, right);  // 3: queued behind 2
+    schedule.add_sharing_deps(2, 1, 0, TransferKind::kCopy, c1, 1.5, 3.0, down);    // 4
+    schedule.add(1, 0, TransferKind::kCopy, c2, both, 3.0, 4.5, down);              // 5: same list, not shared
+    const std::vector<TransferId> after = {4};
+    schedule.add(0, 1, TransferKind::kCopy, c2, after, 4.5, 6.0, up);  // 6
+    SimOptions options;
+    options.record_times = true;
+    const SimResult result = simulate(topology, schedule, options);
+    CHECK(result.time_us == Approx(naive_simulation(topology, schedule, 0.0)).epsilon(1e-9));
+    const double ready = std::max(result.end_us[0], result.end_us[1]);
+    CHECK(result.start_us[2] == ready);
+    CHECK(result.start_us[4] == ready);
+    CHECK(result.start_us[3] == result.end_us[2]);
+    CHECK(result.start_us[5] == result.end_us[4]);
+  }
 }
