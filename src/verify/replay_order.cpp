@@ -44,7 +44,7 @@ ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : sched
 
 TimingChecks::TimingChecks(const Topology& topology, const Schedule& schedule, const ReplayOrder& order,
                            const Survey& survey)
-    : topology_(topology), schedule_(schedule), links_planned_(survey.links_planned) {
+    : topology_(topology), schedule_(schedule), routes_(survey.routes.get()), links_planned_(survey.links_planned) {
   all_hold_ = survey.durations_and_deps_hold && (!links_planned_ || links_never_overlap(order));
   if (links_planned_ && !all_hold_) last_on_link_.assign(topology.link_count(), kNoTransfer);
 }
@@ -81,6 +81,17 @@ bool TimingChecks::check_start(TransferId id, std::string& error) {
     if (!time_leq(transfer.start_us + needed, transfer.end_us)) {
       error = cat(transfer_label(topology_, schedule_, id), " lasts ", transfer.end_us - transfer.start_us,
                   " us on its route through switches but needs at least ", needed, " us for ", bytes, " bytes");
+      return false;
+    }
+  }
+  if (transfer.link == kNoLink && transfer.route == kNoRoute && routes_ != nullptr) {
+    const double bytes = schedule_.bytes_of(transfer);
+    const double needed = routed_time_us(*routes_, transfer, bytes);
+    if (!time_leq(transfer.start_us + needed, transfer.end_us)) {
+      const std::size_t hops = routes_->links(routes_->route_of(transfer)).size();
+      error = cat(transfer_label(topology_, schedule_, id), " lasts ", transfer.end_us - transfer.start_us,
+                  " us but needs at least ", needed, " us for ", bytes, " bytes on its route (", hops,
+                  hops == 1 ? " link" : " links", ", the route the simulator takes)");
       return false;
     }
   }

@@ -13,6 +13,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_reduce.h>
 
+#include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "verify_internal.hpp"
 
@@ -154,12 +155,13 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
     bool starts_sorted = true;
     bool times_monotone = true;
     bool durations_and_deps_hold = true;
+    bool any_routed = false;
     std::uint64_t chunk_entries = 0;
   };
   // seen_in[c] == id + 1 while transfer `id` is checked: finds a chunk listed twice in O(chunks).
   tbb::enumerable_thread_specific<std::vector<TransferId>> seen(
       [&] { return std::vector<TransferId>(schedule.chunk_count(), 0); });
-  const Facts facts = tbb::parallel_reduce(
+  Facts facts = tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, count, kSurveyGrain), Facts{},
       [&](const tbb::blocked_range<std::size_t>& range, Facts facts) {
         if (facts.first_problem != kNoTransfer && facts.first_problem < range.begin()) return facts;
@@ -177,6 +179,7 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
           }
           const Transfer transfer = schedule.transfer(id);
           facts.links_planned = facts.links_planned && transfer.link != kNoLink;
+          facts.any_routed = facts.any_routed || (transfer.link == kNoLink && transfer.route == kNoRoute);
           facts.starts_sorted = facts.starts_sorted && (id == 0 || schedule.start_us(id - 1) <= transfer.start_us);
           facts.times_monotone = facts.times_monotone && transfer.start_us <= transfer.end_us;
           for (TransferId dep : schedule.deps_of(transfer)) {
@@ -205,6 +208,7 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
         a.starts_sorted = a.starts_sorted && b.starts_sorted;
         a.times_monotone = a.times_monotone && b.times_monotone;
         a.durations_and_deps_hold = a.durations_and_deps_hold && b.durations_and_deps_hold;
+        a.any_routed = a.any_routed || b.any_routed;
         a.chunk_entries += b.chunk_entries;
         return a;
       });
@@ -212,6 +216,31 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
     std::vector<TransferId> seen_in(schedule.chunk_count(), 0);
     survey.problem = transfer_problem(topology, schedule, facts.first_problem, seen_in);
     return survey;
+  }
+  if (facts.any_routed) {
+    // The simulator routes these; a time shorter than the route's is a time no network gives.
+    try {
+      survey.routes = std::make_shared<const sim::RouteTable>(topology, schedule, RoutingPolicy::kAuto);
+    } catch (const InputError& error) {
+      const InputProblem& first = error.problems().front();
+      survey.problem = cat(first.where, ": ", first.message);
+      return survey;
+    }
+    const sim::RouteTable& routes = *survey.routes;
+    facts.durations_and_deps_hold =
+        facts.durations_and_deps_hold &&
+        tbb::parallel_reduce(
+            tbb::blocked_range<std::size_t>(0, count, kSurveyGrain), true,
+            [&](const tbb::blocked_range<std::size_t>& range, bool hold) {
+              for (std::size_t i = range.begin(); i != range.end() && hold; ++i) {
+                const Transfer transfer = schedule.transfer(static_cast<TransferId>(i));
+                if (transfer.link != kNoLink || transfer.route != kNoRoute) continue;
+                hold = time_leq(transfer.start_us + routed_time_us(routes, transfer, schedule.bytes_of(transfer)),
+                                transfer.end_us);
+              }
+              return hold;
+            },
+            [](bool a, bool b) { return a && b; });
   }
   survey.links_planned = count != 0 && facts.links_planned;
   survey.starts_sorted = facts.starts_sorted;

@@ -21,11 +21,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "../sim/route_table.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/topology/topology.hpp"
 
@@ -95,7 +97,17 @@ struct Survey {
   /// are planned, lasts as long as its link needs (what TimingChecks would check one at a time).
   bool durations_and_deps_hold = true;
   std::uint64_t chunk_entries = 0;
+  /// The routes the simulator gives transfers that name neither a link nor a route (null when
+  /// there are none): such a transfer must last at least its route's time.
+  std::shared_ptr<const sim::RouteTable> routes;
 };
+
+/// How long a transfer that names neither a link nor a route needs at least: its route's latency
+/// and its bytes at the route's slowest link, as link_time_us and path_time_us count them.
+inline double routed_time_us(const sim::RouteTable& routes, const Transfer& transfer, double bytes) {
+  const sim::RouteId route = routes.route_of(transfer);
+  return routes.alpha_us(route) + bytes / routes.bottleneck_bytes_per_us(route);
+}
 
 /// Checks ids, chunks, kinds, dependency order, times and planned links in transfer order,
 /// stopping at the first problem.
@@ -242,6 +254,7 @@ class TimingChecks {
 
   const Topology& topology_;
   const Schedule& schedule_;
+  const sim::RouteTable* routes_ = nullptr;
   bool links_planned_ = false;
   bool all_hold_ = false;
   std::vector<TransferId> last_on_link_;  ///< the latest transfer started on each link

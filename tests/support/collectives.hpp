@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "tenet/collective.hpp"
+#include "tenet/schedule/schedule.hpp"
+#include "tenet/sim/simulator.hpp"
 #include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
 
@@ -40,6 +42,22 @@ inline Collective make_collective(CollectiveKind kind, std::uint64_t size, std::
   collective.chunks_per_npu = chunks;
   collective.members = std::move(members);
   return collective;
+}
+
+/// The schedule with the times the simulator gives it. Schedules converted from MSCCL XML carry
+/// no planned times, and the verifier holds every transfer to its link's or route's time.
+inline Schedule timed_by_simulation(const Topology& topology, const Schedule& schedule) {
+  SimOptions options;
+  options.record_times = true;
+  const SimResult simulated = simulate(topology, schedule, options);
+  Schedule timed(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
+                 schedule.algorithm());
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    timed.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), schedule.deps_of(transfer),
+              simulated.start_us[id], simulated.end_us[id], transfer.link);
+  }
+  return timed;
 }
 
 /// Every shipped topology with switches small enough for a unit test (up to 128 NPUs).

@@ -183,18 +183,20 @@ TEST_CASE("a direct all-gather with routed transfers passes on a 2x2 mesh", "[ve
   Specs specs;
   for (NodeId i = 0; i < 4; ++i) {
     for (NodeId j = 0; j < 4; ++j) {
-      // Later transfers end earlier, so ends arrive out of start order.
-      if (i != j) specs.push_back({i, j, TransferKind::kCopy, {i}, {}, 0.0, 4.0 - 0.25 * specs.size(), kNoLink});
+      // Later transfers end earlier, so ends arrive out of start order (each lasts at least the
+      // 2 us a two-hop route needs).
+      if (i != j) specs.push_back({i, j, TransferKind::kCopy, {i}, {}, 0.0, 4.0 - 0.1 * specs.size(), kNoLink});
     }
   }
   CHECK(verdict(topology, CollectiveKind::kAllGather, specs) == "ok");
-  // Forwarding chunk 3 from NPU 1 before it arrived there (transfer 10, 3 -> 1, ends at 1.5).
+  // Forwarding chunk 3 from NPU 1 before it arrived there (transfer 10, 3 -> 1, ends at 3).
   Specs early = specs;
-  early.push_back({1, 0, TransferKind::kCopy, {3}, {}, 1.25, 2.0, kNoLink});
+  early.push_back({1, 0, TransferKind::kCopy, {3}, {}, 1.25, 3.0, kNoLink});
   CHECK(verdict(topology, CollectiveKind::kAllGather, early) ==
         "transfer 12 (NPU 1 -> NPU 0, chunk 3): NPU 1 does not hold chunk 3 when the transfer starts at 1.25 us "
         "(read before it was written)");
-  early.back().start = 1.5;
+  early.back().start = 3.0;
+  early.back().end = 4.5;
   early.back().deps = {10};
   CHECK(verdict(topology, CollectiveKind::kAllGather, early) == "ok");
   // Planned on links that do not exist (0 -> 3 has none), the same transfers are rejected.
@@ -204,11 +206,36 @@ TEST_CASE("a direct all-gather with routed transfers passes on a 2x2 mesh", "[ve
         "transfer 2 (NPU 0 -> NPU 3, chunk 0): planned link 7 goes NPU 3 -> NPU 2, not NPU 0 -> NPU 3");
 }
 
+TEST_CASE("transfers without a planned link last at least their route's time", "[verifier]") {
+  // The simulator routes them, so that is the time they take: 0 -> 3 crosses two links of a 2x2
+  // mesh (0.5 us each, then 1000 bytes at 1 GB/s).
+  const Topology topology = mesh_2x2();
+  Specs specs;
+  for (NodeId i = 0; i < 4; ++i) {
+    for (NodeId j = 0; j < 4; ++j) {
+      if (i != j) specs.push_back({i, j, TransferKind::kCopy, {i}, {}, 0.0, 2.0, kNoLink});
+    }
+  }
+  REQUIRE(specs[2].dst == 3);
+  CHECK(verdict(topology, CollectiveKind::kAllGather, specs) == "ok");
+  specs[2].end = 1.9;
+  CHECK(verdict(topology, CollectiveKind::kAllGather, specs) ==
+        "transfer 2 (NPU 0 -> NPU 3, chunk 0) lasts 1.9 us but needs at least 2 us for 1000 bytes on its route (2 "
+        "links, the route the simulator takes)");
+  // The same transfers on NPUs with no links at all have no route.
+  const Topology unlinked(4, {});
+  CHECK(verdict(unlinked, CollectiveKind::kAllGather, specs) ==
+        "/transfers: a transfer goes from NPU 0 to NPU 1, which it cannot reach");
+}
+
 TEST_CASE("direct reduce-scatter and all-gather with many dependencies pass", "[verifier]") {
   // 18 NPUs: every all-gather copy waits on 17 reduces, past the short-list scan of the ancestry
-  // check. No links: every transfer is routed.
+  // check. Fully connected, no planned links: every transfer is routed (over its direct link).
   const std::uint32_t p = 18;
-  const Topology topology(p, {});
+  Topology topology(p, {});
+  for (NodeId i = 0; i < p; ++i) {
+    for (NodeId j = i + 1; j < p; ++j) topology.add_duplex(i, j, 0.5, 1.0);
+  }
   Specs specs;
   std::vector<std::vector<TransferId>> reduces_into(p);
   for (NodeId i = 0; i < p; ++i) {
@@ -280,14 +307,14 @@ TEST_CASE("a writer reached through another dependency is an ancestor", "[verifi
 TEST_CASE("times within the tolerance pass, times beyond it do not", "[verifier]") {
   const Topology topology = duplex_ring(3);
   Specs specs = routed(ring_all_gather(3));
-  // Ends computed as 0.1 + 0.2 (0.30000000000000004) against starts written as 0.3.
+  // Ends computed as 1.1 + 0.4 (1.5000000000000002) against starts written as 1.5.
   for (TransferId id = 0; id < 3; ++id)
-    specs[id] = {specs[id].src, specs[id].dst, TransferKind::kCopy, specs[id].chunks, {}, 0.0, 0.1 + 0.2, kNoLink};
-  for (TransferId id = 3; id < 6; ++id) specs[id].start = 0.3;
+    specs[id] = {specs[id].src, specs[id].dst, TransferKind::kCopy, specs[id].chunks, {}, 0.0, 1.1 + 0.4, kNoLink};
+  for (TransferId id = 3; id < 6; ++id) specs[id].start = 1.5;
   CHECK(verdict(topology, CollectiveKind::kAllGather, specs) == "ok");
-  specs[2].end = 0.3 + 2e-9;
+  specs[2].end = 1.5 + 2e-9;
   CHECK(verdict(topology, CollectiveKind::kAllGather, specs) ==
-        "transfer 3 starts at 0.3 us before its dependency 2 ends at 0.300000002 us");
+        "transfer 3 starts at 1.5 us before its dependency 2 ends at 1.500000002 us");
 }
 
 TEST_CASE("redundant copies are counted", "[verifier]") {
