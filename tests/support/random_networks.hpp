@@ -15,6 +15,22 @@
 
 namespace tenet::testing {
 
+/// Appends `item` to a comma-separated JSON list in the making.
+inline void append_item(std::string& list, const std::string& item) {
+  if (!list.empty()) list += ",";
+  list += item;
+}
+
+/// "[a,b]". Built piece by piece: GCC 12 warns (-Wrestrict, a false positive) about "[" + string.
+inline std::string json_pair(std::uint32_t a, std::uint32_t b) {
+  std::string pair = "[";
+  pair += std::to_string(a);
+  pair += ",";
+  pair += std::to_string(b);
+  pair += "]";
+  return pair;
+}
+
 /// Fisher-Yates with plain draws (std::shuffle's order differs between standard libraries).
 template <typename T>
 void shuffle_seeded(std::vector<T>& items, std::mt19937& random) {
@@ -41,10 +57,20 @@ inline std::string random_switched_network(std::uint32_t seed, std::uint32_t fai
   for (std::uint32_t s = 1; s < switches; ++s) add(sw(s - 1), sw(s), fabric[pick(3)]);
   const bool shortcut = switches == 3 && pick(2) == 0;
   if (shortcut) add(sw(0), sw(2), fabric[pick(3)]);
+  std::vector<bool> has_port(switches, false);
   for (std::uint32_t npu = 0; npu < npus; ++npu) {
     const std::uint32_t first = pick(switches);
     add(std::to_string(npu), sw(first), ports[pick(4)]);
-    if (switches > 1 && pick(3) == 0) add(std::to_string(npu), sw((first + 1) % switches), ports[pick(4)]);
+    has_port[first] = true;
+    if (switches > 1 && pick(3) == 0) {
+      add(std::to_string(npu), sw((first + 1) % switches), ports[pick(4)]);
+      has_port[(first + 1) % switches] = true;
+    }
+  }
+  // A switch at the end of the chain with no NPU would forward to one node only, which the loader
+  // refuses; give every switch a port.
+  for (std::uint32_t s = 0; s < switches; ++s) {
+    if (!has_port[s]) add(std::to_string(s % npus), sw(s), ports[pick(4)]);
   }
   std::set<std::pair<std::uint32_t, std::uint32_t>> direct;
   for (std::uint32_t k = pick(npus); k > 0; --k) {
@@ -64,7 +90,7 @@ inline std::string random_switched_network(std::uint32_t seed, std::uint32_t fai
     std::set<std::uint32_t> gone;
     while (gone.size() < std::min(failed_npus, npus - 2)) gone.insert(pick(npus));
     std::string ids;
-    for (std::uint32_t npu : gone) ids += (ids.empty() ? "" : ",") + std::to_string(npu);
+    for (std::uint32_t npu : gone) append_item(ids, std::to_string(npu));
     failed =
         ",\"failed\":{\"npus\":[" + ids + "]" + (shortcut ? ",\"links\":[[" + sw(0) + "," + sw(2) + "]]" : "") + "}";
   }
@@ -134,10 +160,9 @@ inline RandomGraph random_graph(std::mt19937& random, bool heterogeneous, std::u
 inline std::string network_text(const std::string& name, const RandomGraph& graph, const std::string& failed = "") {
   std::string links;
   for (const RandomGraph::Edge& edge : graph.edges) {
-    links += std::string(links.empty() ? "" : ",") + "{\"src\":" + std::to_string(edge.a) +
-             ",\"dst\":" + std::to_string(edge.b) + ",\"bandwidth_GBps\":" + std::to_string(edge.bandwidth_GBps) +
-             ",\"latency_us\":" + std::to_string(edge.latency_us) + (edge.duplex ? "" : ",\"bidirectional\":false") +
-             "}";
+    append_item(links, "{\"src\":" + std::to_string(edge.a) + ",\"dst\":" + std::to_string(edge.b) +
+                           ",\"bandwidth_GBps\":" + std::to_string(edge.bandwidth_GBps) + ",\"latency_us\":" +
+                           std::to_string(edge.latency_us) + (edge.duplex ? "" : ",\"bidirectional\":false") + "}");
   }
   return "{\"name\":\"" + name + "\",\"npus\":" + std::to_string(graph.npus) + ",\"links\":[" + links + "]" +
          (failed.empty() ? "" : ",\"failed\":" + failed) + "}";
@@ -167,15 +192,14 @@ inline std::string random_failed_network(std::uint32_t seed) {
   // A tree of 5 or more NPUs has at least 2 leaves; without chords a leaf must fail.
   leaves.resize(std::min<std::size_t>(leaves.size(), chords.empty() ? 1 + pick(2) : pick(3)));
   std::string npus;
-  for (std::uint32_t npu : leaves) npus += (npus.empty() ? "" : ",") + std::to_string(npu);
+  for (std::uint32_t npu : leaves) append_item(npus, std::to_string(npu));
   std::string links;
   std::uint32_t chords_failed = 0;
   for (const RandomGraph::Edge* chord : chords) {
     const bool survives = std::find(leaves.begin(), leaves.end(), chord->a) == leaves.end() &&
                           std::find(leaves.begin(), leaves.end(), chord->b) == leaves.end();
     if (!survives || chords_failed == 2 || (chords_failed > 0 && pick(2) == 0)) continue;
-    links +=
-        std::string(links.empty() ? "" : ",") + "[" + std::to_string(chord->a) + "," + std::to_string(chord->b) + "]";
+    append_item(links, json_pair(chord->a, chord->b));
     ++chords_failed;
   }
   return network_text("failed-" + std::to_string(seed), graph, "{\"npus\":[" + npus + "],\"links\":[" + links + "]}");

@@ -55,19 +55,25 @@ struct RandomCase {
   std::vector<NodeId> members;  ///< empty: every NPU
 };
 
-/// Seeds start at 1001 so that the switched family does not repeat test_switch_native_random.cpp.
+/// Family f draws seeds from 1000 f + 1 on: no two cases share a network, and none repeats
+/// test_switch_native_random.cpp's seeds 1 to 24.
 std::vector<RandomCase> random_cases() {
   std::vector<RandomCase> cases;
-  for (std::uint32_t seed = 1001; seed < 1001 + kPerFamily; ++seed) {
-    cases.push_back({"uniform", seed, random_point_to_point_network(seed, false), {}});
-    cases.push_back({"mixed", seed, random_point_to_point_network(seed, true), {}});
-    cases.push_back({"switched", seed, random_switched_network(seed), {}});
+  for (std::uint32_t i = 1; i <= kPerFamily; ++i) {
+    cases.push_back({"uniform", 1000 + i, random_point_to_point_network(1000 + i, false), {}});
+    cases.push_back({"mixed", 2000 + i, random_point_to_point_network(2000 + i, true), {}});
+    cases.push_back({"switched", 3000 + i, random_switched_network(3000 + i), {}});
     // Failures on point-to-point networks and, every other seed, NPUs failing off switches.
+    const std::uint32_t failed = 4000 + i;
     cases.push_back(
-        {"failed", seed, seed % 2 == 0 ? random_failed_network(seed) : random_switched_network(seed, 2), {}});
+        {"failed", failed, failed % 2 == 0 ? random_failed_network(failed) : random_switched_network(failed, 2), {}});
+    const std::uint32_t members = 5000 + i;
     RandomCase with_members{
-        "members", seed, seed % 2 == 0 ? random_point_to_point_network(seed, true) : random_switched_network(seed), {}};
-    with_members.members = random_members(seed, parse_topology(with_members.text, "random.json").npu_count());
+        "members",
+        members,
+        members % 2 == 0 ? random_point_to_point_network(members, true) : random_switched_network(members),
+        {}};
+    with_members.members = random_members(members, parse_topology(with_members.text, "random.json").npu_count());
     cases.push_back(with_members);
   }
   return cases;
@@ -91,29 +97,42 @@ struct KnownBug {
 // a reduce-scatter member must send that much (its contributions to the other blocks), not
 // receive it; an all-reduce member must take in only the whole vector once (a leaf sends its
 // vector to its neighbour and gets the result back). Verified schedules beat the bound wherever
-// one NPU has less ingress than the others (a leaf, a one-way link): e.g. "failed" seed 1016,
-// all-reduce, 16 MiB: NPU 6 (one 25 GB/s cable) receives 16 MiB, the bound assumes 29.4 MB, and
-// the replay (1117.9 us) beats the bound (1174.5 us). These cases check the cut and latency
-// terms only; the list is every case that beats the ingress term.
+// one NPU has less ingress than the others (a leaf, a one-way link). "mixed" seed 2030,
+// reduce-scatter, 16 MiB, 1 chunk: NPU 3 (one 25 GB/s link in) receives 3.4 MB where the bound
+// assumes 13.4 MB (537.9 us); the replay takes 370.6 us. "uniform" seed 1040, all-reduce, 16 MiB:
+// NPU 6 (50 GB/s in) receives 19.9 MB where the bound assumes 29.4 MB (587.3 us); the replay
+// takes 484.6 us. These cases check the cut and latency terms only; the list is every case that
+// beats the ingress term (of lower_bound, for the replay or the MSCCL XML, or of
+// chunked_lower_bound_us).
 constexpr KnownBug kIngressBoundTooHigh[] = {
-    {"mixed", 1002, CollectiveKind::kAllReduce},       {"mixed", 1009, CollectiveKind::kAllReduce},
-    {"mixed", 1009, CollectiveKind::kReduceScatter},   {"members", 1010, CollectiveKind::kAllReduce},
-    {"mixed", 1015, CollectiveKind::kAllReduce},       {"failed", 1016, CollectiveKind::kAllReduce},
-    {"uniform", 1018, CollectiveKind::kAllReduce},     {"uniform", 1018, CollectiveKind::kReduceScatter},
-    {"switched", 1025, CollectiveKind::kAllReduce},    {"mixed", 1037, CollectiveKind::kAllReduce},
-    {"switched", 1040, CollectiveKind::kAllReduce},    {"uniform", 1040, CollectiveKind::kAllReduce},
-    {"uniform", 1040, CollectiveKind::kReduceScatter},
+    {"uniform", 1018, CollectiveKind::kAllReduce},   {"uniform", 1018, CollectiveKind::kReduceScatter},
+    {"uniform", 1040, CollectiveKind::kAllReduce},   {"uniform", 1040, CollectiveKind::kReduceScatter},
+    {"mixed", 2010, CollectiveKind::kAllReduce},     {"mixed", 2013, CollectiveKind::kAllReduce},
+    {"mixed", 2027, CollectiveKind::kAllReduce},     {"mixed", 2030, CollectiveKind::kAllReduce},
+    {"mixed", 2030, CollectiveKind::kReduceScatter}, {"mixed", 2034, CollectiveKind::kAllReduce},
+    {"mixed", 2034, CollectiveKind::kReduceScatter}, {"switched", 3017, CollectiveKind::kAllReduce},
+    {"failed", 4010, CollectiveKind::kAllReduce},    {"members", 5003, CollectiveKind::kAllReduce},
+    {"members", 5008, CollectiveKind::kAllReduce},   {"members", 5008, CollectiveKind::kReduceScatter},
+    {"members", 5028, CollectiveKind::kAllReduce},   {"members", 5036, CollectiveKind::kAllReduce},
 };
 
 // BUG (found by these tests, reported, not fixed here): on point-to-point networks
-// SynthResult::time_us is the plan, and an all-reduce's plan (reduce-scatter, then all-gather)
-// can be slower than its replay, which is what runs: e.g. "mixed" seed 1002, all-reduce, 4 KiB,
-// 3 chunks: planned 24.044 us, replayed 23.152 us. No transfer replays later than planned (checked
-// for all), but the reported time is not the replay there.
+// SynthResult::time_us is the plan, and a plan with a reduce-scatter phase (the time-reversed
+// all-gather) can be slower than its replay, which is what runs and what the DESIGN contract says
+// time_us is: "mixed" seed 2010, all-reduce, 4 KiB, 3 chunks: planned 66.009 us, replayed
+// 63.111 us; "members" seed 5038, reduce-scatter: 14.903 against 14.843 us. Candidates are ranked
+// by such plans too. No transfer replays later than planned (checked for all cases); these cases
+// skip only the equality.
 constexpr KnownBug kPlanSlowerThanReplay[] = {
-    {"mixed", 1002, CollectiveKind::kAllReduce}, {"mixed", 1009, CollectiveKind::kAllReduce},
-    {"mixed", 1013, CollectiveKind::kAllReduce}, {"failed", 1016, CollectiveKind::kAllReduce},
-    {"mixed", 1029, CollectiveKind::kAllReduce}, {"mixed", 1037, CollectiveKind::kAllReduce},
+    {"mixed", 2009, CollectiveKind::kAllReduce},   {"mixed", 2010, CollectiveKind::kAllReduce},
+    {"mixed", 2013, CollectiveKind::kAllReduce},   {"mixed", 2027, CollectiveKind::kAllReduce},
+    {"mixed", 2028, CollectiveKind::kAllReduce},   {"mixed", 2030, CollectiveKind::kAllReduce},
+    {"mixed", 2032, CollectiveKind::kAllReduce},   {"mixed", 2037, CollectiveKind::kAllReduce},
+    {"failed", 4010, CollectiveKind::kAllReduce},  {"failed", 4014, CollectiveKind::kAllReduce},
+    {"failed", 4032, CollectiveKind::kAllReduce},  {"members", 5008, CollectiveKind::kAllReduce},
+    {"members", 5026, CollectiveKind::kAllReduce}, {"members", 5028, CollectiveKind::kAllReduce},
+    {"members", 5036, CollectiveKind::kAllReduce}, {"members", 5038, CollectiveKind::kReduceScatter},
+    {"members", 5040, CollectiveKind::kAllReduce},
 };
 
 template <std::size_t N>
@@ -277,14 +296,13 @@ TEST_CASE("random failures that cut the network off are refused, naming who cann
           "[topology_json][property]") {
   // Failures that disconnect the network must be refused, not synthesized around: failing every
   // cable of a tree leaf (chords included) cuts it off for sure.
-  for (std::uint32_t seed = 1001; seed < 1001 + kPerFamily; ++seed) {
+  for (std::uint32_t seed = 6001; seed <= 6000 + kPerFamily; ++seed) {
     std::mt19937 random(seed);
     const RandomGraph graph = random_graph(random, true, 5);
     const std::uint32_t leaf = graph.tree_leaves().back();
     std::string cables;
     for (const RandomGraph::Edge& edge : graph.edges) {
-      if (edge.a == leaf || edge.b == leaf)
-        cables += (cables.empty() ? "[" : ",[") + std::to_string(edge.a) + "," + std::to_string(edge.b) + "]";
+      if (edge.a == leaf || edge.b == leaf) append_item(cables, json_pair(edge.a, edge.b));
     }
     INFO("seed " << seed);
     std::string message;
