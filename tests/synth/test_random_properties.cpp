@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+// Property tests over 200 seeded random networks of five families (uniform and mixed-speed
+// point-to-point, switched, with failures, with members): the promises tenet makes about any
+// synthesized schedule, checked where no hand-computed answer exists. A failure names the family,
+// the seed and the topology file, which is all it takes to reproduce it with the CLI.
+
+#include "../support/catch.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <tbb/global_control.h>
+
+#include "../support/collectives.hpp"
+#include "../support/random_networks.hpp"
+#include "tenet/common/error.hpp"
+#include "tenet/io/schedule_json.hpp"
+#include "tenet/msccl/msccl.hpp"
+#include "tenet/sim/bounds.hpp"
+#include "tenet/sim/simulator.hpp"
+#include "tenet/synth/synthesizer.hpp"
+#include "tenet/topology/analysis.hpp"
+#include "tenet/topology/topology_json.hpp"
+#include "tenet/verify/verifier.hpp"
+
+using namespace tenet;
+using namespace tenet::testing;
+using Catch::Contains;
+
+namespace {
+
+/// Networks per family; under the sanitizers (5-8x slower) half of them.
+#if defined(__SANITIZE_ADDRESS__)  // GCC
+constexpr std::uint32_t kPerFamily = 20;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // Clang
+constexpr std::uint32_t kPerFamily = 20;
+#else
+constexpr std::uint32_t kPerFamily = 40;
+#endif
+#else
+constexpr std::uint32_t kPerFamily = 40;
+#endif
+
+struct RandomCase {
+  std::string family;
+  std::uint32_t seed = 0;
+  std::string text;             ///< the topology file
+  std::vector<NodeId> members;  ///< empty: every NPU
+};
+
+/// Family f draws seeds from 1000 f + 1 on: no two cases share a network, and none repeats
+/// test_switch_native_random.cpp's seeds 1 to 24.
+std::vector<RandomCase> random_cases() {
+  std::vector<RandomCase> cases;
+  for (std::uint32_t i = 1; i <= kPerFamily; ++i) {
+    cases.push_back({"uniform", 1000 + i, random_point_to_point_network(1000 + i, false), {}});
+    cases.push_back({"mixed", 2000 + i, random_point_to_point_network(2000 + i, true), {}});
+    cases.push_back({"switched", 3000 + i, random_switched_network(3000 + i), {}});
+    // Failures on point-to-point networks and, every other seed, NPUs failing off switches.
+    const std::uint32_t failed = 4000 + i;
+    cases.push_back(
+        {"failed", failed, failed % 2 == 0 ? random_failed_network(failed) : random_switched_network(failed, 2), {}});
+    const std::uint32_t members = 5000 + i;
+    RandomCase with_members{
+        "members",
+        members,
+        members % 2 == 0 ? random_point_to_point_network(members, true) : random_switched_network(members),
+        {}};
+    with_members.members = random_members(members, parse_topology(with_members.text, "random.json").npu_count());
+    cases.push_back(with_members);
+  }
+  return cases;
+}
+
+/// 4 KiB (latency-bound) to 16 MiB (bandwidth-bound); rarely a multiple of members x chunks.
+std::uint64_t size_for(std::uint32_t seed) {
+  const std::uint64_t sizes[] = {4 << 10, 256 << 10, 16 << 20};
+  return sizes[seed % 3];
+}
+
+/// The synthesizer's options: its defaults, with log blocks of 4096 transfers. The default
+/// blocks (4 Mi transfers) cost nothing until written in a release build, but the sanitizers map
+/// them for every candidate, which took most of the time; schedules do not depend on the size.
+SynthOptions synth_options() {
+  SynthOptions options;
+  options.log_block_bits = 12;
+  return options;
+}
+
+struct KnownBug {
+  const char* family;
+  std::uint32_t seed;
+  CollectiveKind kind;
+};
+
+// BUG (found by these tests, reported, not fixed here): lower_bound's ingress term and
+// chunked_lower_bound_us assume that every member of a reduce-scatter takes in (m-1)/m of the
+// vector through its own in-links, and every member of an all-reduce twice that. Neither holds:
+// a reduce-scatter member must send that much (its contributions to the other blocks), not
+// receive it; an all-reduce member must take in only the whole vector once (a leaf sends its
+// vector to its neighbour and gets the result back). Verified schedules beat the bound wherever
+// one NPU has less ingress than the others (a leaf, a one-way link). "mixed" seed 2030,
+// reduce-scatter, 16 MiB, 1 chunk: NPU 3 (one 25 GB/s link in) receives 3.4 MB where the bound
+// assumes 13.4 MB (537.9 us); the replay takes 370.6 us. "uniform" seed 1040, all-reduce, 16 MiB:
+// NPU 6 (50 GB/s in) receives 19.9 MB where the bound assumes 29.4 MB (587.3 us); the replay
+// takes 484.6 us. These cases check the cut and latency terms only; the list is every case that
+// beats the ingress term (of lower_bound, for the replay or the MSCCL XML, or of
+// chunked_lower_bound_us).
+constexpr KnownBug kIngressBoundTooHigh[] = {
+    {"uniform", 1018, CollectiveKind::kAllReduce},   {"uniform", 1018, CollectiveKind::kReduceScatter},
+    {"uniform", 1040, CollectiveKind::kAllReduce},   {"uniform", 1040, CollectiveKind::kReduceScatter},
+    {"mixed", 2010, CollectiveKind::kAllReduce},     {"mixed", 2013, CollectiveKind::kAllReduce},
+    {"mixed", 2027, CollectiveKind::kAllReduce},     {"mixed", 2030, CollectiveKind::kAllReduce},
+    {"mixed", 2030, CollectiveKind::kReduceScatter}, {"mixed", 2034, CollectiveKind::kAllReduce},
+    {"mixed", 2034, CollectiveKind::kReduceScatter}, {"switched", 3017, CollectiveKind::kAllReduce},
+    {"failed", 4010, CollectiveKind::kAllReduce},    {"members", 5003, CollectiveKind::kAllReduce},
+    {"members", 5008, CollectiveKind::kAllReduce},   {"members", 5008, CollectiveKind::kReduceScatter},
+    {"members", 5028, CollectiveKind::kAllReduce},   {"members", 5036, CollectiveKind::kAllReduce},
+};
+
+// BUG (found by these tests, reported, not fixed here): on point-to-point networks
+// SynthResult::time_us is the plan, and a plan with a reduce-scatter phase (the time-reversed
+// all-gather) can be slower than its replay, which is what runs and what the DESIGN contract says
+// time_us is: "mixed" seed 2010, all-reduce, 4 KiB, 3 chunks: planned 66.009 us, replayed
+// 63.111 us; "members" seed 5038, reduce-scatter: 14.903 against 14.843 us. Candidates are ranked
+// by such plans too. No transfer replays later than planned (checked for all cases); these cases
+// skip only the equality.
+constexpr KnownBug kPlanSlowerThanReplay[] = {
+    {"mixed", 2009, CollectiveKind::kAllReduce},   {"mixed", 2010, CollectiveKind::kAllReduce},
+    {"mixed", 2013, CollectiveKind::kAllReduce},   {"mixed", 2027, CollectiveKind::kAllReduce},
+    {"mixed", 2028, CollectiveKind::kAllReduce},   {"mixed", 2030, CollectiveKind::kAllReduce},
+    {"mixed", 2032, CollectiveKind::kAllReduce},   {"mixed", 2037, CollectiveKind::kAllReduce},
+    {"failed", 4010, CollectiveKind::kAllReduce},  {"failed", 4014, CollectiveKind::kAllReduce},
+    {"failed", 4032, CollectiveKind::kAllReduce},  {"members", 5008, CollectiveKind::kAllReduce},
+    {"members", 5026, CollectiveKind::kAllReduce}, {"members", 5028, CollectiveKind::kAllReduce},
+    {"members", 5036, CollectiveKind::kAllReduce}, {"members", 5038, CollectiveKind::kReduceScatter},
+    {"members", 5040, CollectiveKind::kAllReduce},
+};
+
+template <std::size_t N>
+bool listed(const KnownBug (&bugs)[N], const RandomCase& random, CollectiveKind kind) {
+  for (const KnownBug& bug : bugs) {
+    if (random.family == bug.family && random.seed == bug.seed && kind == bug.kind) return true;
+  }
+  return false;
+}
+
+/// Every NPU a transfer touches is a member: only then can MSCCL express the schedule.
+bool only_members(const Schedule& schedule) {
+  std::vector<bool> member(schedule.members().back() + 1, false);
+  for (NodeId npu : schedule.members()) member[npu] = true;
+  for (const Transfer& transfer : schedule.transfers()) {
+    for (NodeId npu : {transfer.src, transfer.dst})
+      if (npu >= member.size() || !member[npu]) return false;
+  }
+  return true;
+}
+
+void check_properties(const RandomCase& random, const Topology& topology, const Collective& collective) {
+  const SynthResult result = synthesize(topology, collective, synth_options());
+  const Schedule& schedule = result.schedule;
+  const std::vector<NodeId> participants = collective.participants(topology);
+  CHECK(schedule.members() == participants);
+  CHECK(schedule.chunks_per_member() == collective.chunks_per_npu);
+  const VerifyResult verdict = verify_schedule(topology, schedule);
+  INFO(verdict.error);
+  REQUIRE(verdict.ok);
+
+  // The reported time is the replay on the network, and the schedule carries that replay's times.
+  SimOptions record;
+  record.record_times = true;
+  const SimResult replay = simulate(topology, schedule, record);
+  CHECK(schedule.planned_time_us() == Approx(result.time_us).epsilon(1e-9));
+  if (topology.switch_count() == 0) {
+    // A transfer holds its one link alone and starts once its data and its link are free, which
+    // the plan never promised sooner: no transfer ends later than planned.
+    CHECK(result.plan_us == Approx(result.time_us).epsilon(1e-9));
+    std::uint32_t late = 0;
+    for (TransferId id = 0; id < schedule.size(); ++id)
+      if (replay.end_us[id] > schedule.end_us(id) * (1 + 1e-9) + 1e-9) ++late;
+    CHECK(late == 0);
+    // The plan counts in ticks of 1e-6 us, each transfer's time rounded up to a tick. A listed
+    // case that stops failing was fixed: take it off the list.
+    const bool replays_as_planned =
+        replay.time_us == Approx(result.time_us).epsilon(1e-9).margin(1e-6 * schedule.size());
+    CHECK(replays_as_planned != listed(kPlanSlowerThanReplay, random, collective.kind));
+  } else {
+    CHECK(replay.time_us == Approx(result.time_us).epsilon(1e-9));
+  }
+  if (topology.switch_count() > 0 && result.switch_native) {
+    // A switch-native plan never promised less (a transfer whose data is there early may start
+    // before its planned time).
+    CHECK(result.time_us <= result.plan_us * (1 + 1e-9));
+  }
+
+  const LowerBound bound = lower_bound(topology, collective, compute_diameter(topology, collective.members));
+  INFO("lower bound " << bound.total_us << " us (" << bound.binding_name() << ")");
+  // Where the ingress term is known to be wrong, the cut and latency terms still hold.
+  const bool ingress_wrong = listed(kIngressBoundTooHigh, random, collective.kind);
+  const double sound_bound_us = ingress_wrong ? std::max(bound.cut_us, bound.latency_us) : bound.total_us;
+  CHECK(replay.time_us >= sound_bound_us * (1 - 1e-9));
+  // Point to point, every synthesized schedule lives in the model chunked_lower_bound_us bounds.
+  const double chunked_us = topology.switch_count() == 0 ? chunked_lower_bound_us(topology, collective) : 0.0;
+  if (!ingress_wrong) CHECK(replay.time_us >= chunked_us * (1 - 1e-9));
+  // Whether this case beats a bound with an ingress term; a listed case that no longer does was
+  // fixed: take it off the list (checked at the end, after the MSCCL XML's time).
+  bool beats_ingress = replay.time_us < bound.total_us * (1 - 1e-9) || replay.time_us < chunked_us * (1 - 1e-9);
+
+  // The schedule file reads back as the same schedule.
+  const std::string text = schedule_to_text(schedule, topology);
+  const Schedule parsed = parse_schedule(text, "random.schedule.json", topology);
+  const VerifyResult reread = verify_schedule(topology, parsed);
+  INFO(reread.error);
+  CHECK(reread.ok);
+  CHECK(schedule_to_text(parsed, topology) == text);
+
+  // MSCCL XML, when the schedule stays among the members; otherwise refused with the reason.
+  MscclWriteOptions options;
+  options.channels = 1 + random.seed % 2;
+  if (only_members(schedule)) {
+    const MscclWritten written = write_msccl_xml(schedule, topology, options);
+    const MscclVerifyResult xml = verify_msccl_xml(written.text, &topology, true, collective.members);
+    INFO(xml.error);
+    CHECK(xml.ok);
+    CHECK(written.time_us >= sound_bound_us * (1 - 1e-9));
+    beats_ingress = beats_ingress || written.time_us < bound.total_us * (1 - 1e-9);
+  } else {
+    CHECK_THROWS_WITH(write_msccl_xml(schedule, topology, options), Contains("which is not a member"));
+  }
+  CHECK(beats_ingress == ingress_wrong);
+}
+
+}  // namespace
+
+TEST_CASE("the random families are what they claim to be", "[property]") {
+  std::uint32_t mixed_speeds = 0;
+  std::uint32_t one_way = 0;
+  for (const RandomCase& random : random_cases()) {
+    INFO(random.family << " seed " << random.seed << ": " << random.text);
+    const Topology topology = parse_topology(random.text, "random.json");
+    CHECK(topology.npu_count() >= 2);  // failures leave 2 NPUs of 4 on switches
+    CHECK(topology.npu_count() <= 12);
+    std::set<std::pair<double, double>> speeds;
+    for (const Link& link : topology.links()) {
+      speeds.insert({link.bandwidth_GBps, link.latency_us});
+      if (!topology.has_link(link.dst, link.src)) ++one_way;
+    }
+    if (random.family == "uniform") CHECK(speeds.size() == 1);
+    if (random.family == "mixed" && speeds.size() > 1) ++mixed_speeds;
+    if (random.family == "switched") CHECK(topology.switch_count() > 0);
+    if (random.family == "uniform" || random.family == "mixed") CHECK(topology.switch_count() == 0);
+    if (random.family == "failed") {
+      // The same file without its failed section has more NPUs or more links.
+      nlohmann::json whole = parse_json_text(random.text, "random.json");
+      whole.erase("failed");
+      const Topology intact = parse_topology(whole.dump(), "random.json");
+      CHECK((intact.npu_count() > topology.npu_count() || intact.link_count() > topology.link_count()));
+    }
+    if (random.family == "members") {
+      CHECK(random.members.size() >= 2);
+      CHECK(random.members.size() < topology.npu_count());
+      CHECK(std::is_sorted(random.members.begin(), random.members.end()));
+    } else {
+      CHECK(random.members.empty());
+    }
+  }
+  // Nearly every mixed network mixes speeds, and some networks have one-way links.
+  CHECK(mixed_speeds >= kPerFamily * 9 / 10);
+  CHECK(one_way > 0);
+}
+
+TEST_CASE("random networks: synthesized schedules verify, replay as timed, beat no bound and round-trip",
+          "[synth][property]") {
+  const std::vector<RandomCase> cases = random_cases();
+  REQUIRE(cases.size() == 5 * kPerFamily);
+  for (const RandomCase& random : cases) {
+    INFO(random.family << " seed " << random.seed << ": " << random.text);
+    const Topology topology = parse_topology(random.text, "random.json");
+    for (CollectiveKind kind : kAllKinds) {
+      const std::uint32_t chunks = 1 + (random.seed + static_cast<std::uint32_t>(kind)) % 3;
+      const Collective collective = make_collective(kind, size_for(random.seed), chunks, random.members);
+      INFO(collective_name(kind) << ", " << collective.size_bytes << " bytes, " << chunks << " chunks per NPU");
+      check_properties(random, topology, collective);
+    }
+  }
+}
+
+TEST_CASE("random networks: 1 and 2 threads synthesize byte-identical schedules", "[synth][property]") {
+  const std::vector<RandomCase> cases = random_cases();
+  // One thread limit per sweep: under the sanitizers, starting TBB's workers anew for every
+  // schedule took longer than synthesizing it.
+  auto render_all = [&](std::size_t threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    std::vector<std::string> texts;
+    for (const RandomCase& random : cases) {
+      const Topology topology = parse_topology(random.text, "random.json");
+      for (CollectiveKind kind : kAllKinds) {
+        const Collective collective = make_collective(kind, size_for(random.seed), 2, random.members);
+        texts.push_back(schedule_to_text(synthesize(topology, collective, synth_options()).schedule, topology));
+      }
+    }
+    return texts;
+  };
+  const std::vector<std::string> one = render_all(1);
+  const std::vector<std::string> two = render_all(2);
+  REQUIRE(one.size() == 3 * cases.size());
+  REQUIRE(two.size() == one.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    const RandomCase& random = cases[i / 3];
+    INFO(random.family << " seed " << random.seed << ", " << collective_name(kAllKinds[i % 3]) << ": " << random.text);
+    CHECK(one[i] == two[i]);
+  }
+}
+
+TEST_CASE("random failures that cut the network off are refused, naming who cannot reach whom",
+          "[topology_json][property]") {
+  // Failures that disconnect the network must be refused, not synthesized around: failing every
+  // cable of a tree leaf (chords included) cuts it off for sure.
+  for (std::uint32_t seed = 6001; seed <= 6000 + kPerFamily; ++seed) {
+    std::mt19937 random(seed);
+    const RandomGraph graph = random_graph(random, true, 5);
+    const std::uint32_t leaf = graph.tree_leaves().back();
+    std::string cables;
+    for (const RandomGraph::Edge& edge : graph.edges) {
+      if (edge.a == leaf || edge.b == leaf) append_item(cables, json_pair(edge.a, edge.b));
+    }
+    INFO("seed " << seed);
+    std::string message;
+    try {
+      parse_topology(network_text("cut", graph, "{\"links\":[" + cables + "]}"), "cut.json");
+    } catch (const InputError& error) {
+      message = error.what();
+    }
+    INFO(message);
+    // The rest stays connected, so the pair named is the leaf and another NPU, either way round.
+    const std::string prefix = "error: cut.json: /failed: after the failures NPU ";
+    const std::string tail = " cannot reach NPU " + std::to_string(leaf);
+    const bool from_leaf = message.rfind(prefix + std::to_string(leaf) + " cannot reach NPU ", 0) == 0;
+    const bool to_leaf = message.rfind(prefix, 0) == 0 && message.size() >= tail.size() &&
+                         message.compare(message.size() - tail.size(), tail.size(), tail) == 0;
+    CHECK((from_leaf || to_leaf));
+  }
+}
