@@ -19,6 +19,7 @@
 
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
+#include "../support/sanitizers.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/msccl/msccl.hpp"
@@ -36,17 +37,7 @@ using Catch::Contains;
 namespace {
 
 /// Networks per family; under the sanitizers (5-8x slower) half of them.
-#if defined(__SANITIZE_ADDRESS__)  // GCC
-constexpr std::uint32_t kPerFamily = 20;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)  // Clang
-constexpr std::uint32_t kPerFamily = 20;
-#else
-constexpr std::uint32_t kPerFamily = 40;
-#endif
-#else
-constexpr std::uint32_t kPerFamily = 40;
-#endif
+constexpr std::uint32_t kPerFamily = kSanitized ? 20 : 40;
 
 struct RandomCase {
   std::string family;

@@ -199,7 +199,8 @@ TEST_CASE("mesh: 2(2ab - a - b) links in 2D, sum over dimensions in general", "[
   CHECK(generate({{"kind", "mesh"}, {"dims", {5, 5}}}).link_count() == 2 * (2 * 25 - 5 - 5));
 }
 
-TEST_CASE("torus: 2DN links when every dimension is >= 3; size 2 is one cable, size 1 none", "[generators]") {
+TEST_CASE("torus: 2DN links when every dimension is at least 3, one cable for size 2, none for size 1",
+          "[generators]") {
   using Dims = std::vector<std::uint64_t>;
   for (const Dims& dims : {Dims{4, 4}, Dims{3, 5, 6}, Dims{8}}) {
     const std::uint64_t n = product(dims);
@@ -479,7 +480,7 @@ TEST_CASE("random: the same seed gives the same topology on every platform", "[g
   CHECK(t.description == "random seed 1: 6 NPUs, 18 links; 50 GB/s, 0.5 us");
 }
 
-TEST_CASE("random: switches hang off 2..4 NPUs; heterogeneous draws attributes only", "[generators]") {
+TEST_CASE("random: switches hang off 2..4 NPUs and heterogeneous draws attributes only", "[generators]") {
   const json spec{{"kind", "random"}, {"npus", 10}, {"switches", 3}, {"seed", 5}};
   const Topology t = generate(spec);
   CHECK(t.switch_count() == 3);

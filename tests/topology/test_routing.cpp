@@ -200,7 +200,7 @@ TEST_CASE("the tie-break follows the chosen paths, not the order nodes were foun
   check_consistent(topology, router);
 }
 
-TEST_CASE("among equal hop counts the lower latency wins; hops come first", "[routing]") {
+TEST_CASE("among equal hop counts the lower latency wins, but hops come first", "[routing]") {
   Topology topology(6, {});
   topology.add_link({0, 1, 1.0, 50.0});   // 0
   topology.add_link({1, 3, 1.0, 50.0});   // 1

@@ -36,7 +36,7 @@ TEST_CASE("find_link answers from whichever end has fewer links", "[topology]") 
   CHECK_FALSE(topology.has_link(1000, 1000));
 }
 
-TEST_CASE("a moved topology keeps its graph and leaves an empty one behind; a copy is independent", "[topology]") {
+TEST_CASE("a moved topology keeps its graph and leaves an empty one behind, and a copy is independent", "[topology]") {
   Topology original = star(8);
   original.name = "star";
   const std::string fingerprint = original.fingerprint();

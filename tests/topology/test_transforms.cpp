@@ -26,7 +26,7 @@ Topology timed_ring(std::uint32_t n, double latency_us = 0.5, double bandwidth_G
 }
 
 /// n NPUs on one switch "sw" (node n). Link ids: 2i is i -> sw, 2i+1 is sw -> i.
-Topology star(std::uint32_t n, double latency_us = 0.5, double bandwidth_GBps = 120.0) {
+Topology switch_star(std::uint32_t n, double latency_us = 0.5, double bandwidth_GBps = 120.0) {
   Topology topology(n, {"sw"});
   for (NodeId i = 0; i < n; ++i) topology.add_duplex(i, n, latency_us, bandwidth_GBps);
   return topology;
@@ -183,11 +183,11 @@ TEST_CASE("strong connectivity names a pair that is cut", "[transforms]") {
   CHECK(from == 1);
   CHECK(to == 0);
   CHECK(npus_strongly_connected(timed_ring(5), &from, &to));
-  CHECK(npus_strongly_connected(star(3), nullptr, nullptr));
+  CHECK(npus_strongly_connected(switch_star(3), nullptr, nullptr));
 }
 
 TEST_CASE("one switch unwound at degree 1 is a unidirectional ring at full bandwidth", "[transforms]") {
-  const Topology result = unwind_switches(star(4), 1, false);
+  const Topology result = unwind_switches(switch_star(4), 1, false);
   CHECK(result.switch_count() == 0);
   REQUIRE(result.link_count() == 4);
   for (NodeId i = 0; i < 4; ++i) {
@@ -199,21 +199,21 @@ TEST_CASE("one switch unwound at degree 1 is a unidirectional ring at full bandw
 }
 
 TEST_CASE("a bidirectional degree-1 unwinding shares each port between both directions", "[transforms]") {
-  const Topology result = unwind_switches(star(4), 1, true);
+  const Topology result = unwind_switches(switch_star(4), 1, true);
   REQUIRE(result.link_count() == 8);
   for (NodeId i = 0; i < 4; ++i) {
     CHECK(link_between(result, i, (i + 1) % 4).bandwidth_GBps == Approx(60.0));
     CHECK(link_between(result, i, (i + 3) % 4).bandwidth_GBps == Approx(60.0));
   }
   // Two members: one pair of links, each with the whole port.
-  const Topology pair = unwind_switches(star(2), 1, true);
+  const Topology pair = unwind_switches(switch_star(2), 1, true);
   REQUIRE(pair.link_count() == 2);
   CHECK(link_between(pair, 0, 1).bandwidth_GBps == Approx(120.0));
   CHECK(link_between(pair, 1, 0).bandwidth_GBps == Approx(120.0));
 }
 
 TEST_CASE("one switch unwound at degree 2 and 3 splits each port (TACOS Fig. 13)", "[transforms]") {
-  const Topology two = unwind_switches(star(4), 2, false);
+  const Topology two = unwind_switches(switch_star(4), 2, false);
   REQUIRE(two.link_count() == 8);
   for (NodeId i = 0; i < 4; ++i) {
     CHECK(two.out_degree(i) == 2);
@@ -221,14 +221,14 @@ TEST_CASE("one switch unwound at degree 2 and 3 splits each port (TACOS Fig. 13)
     CHECK(link_between(two, i, (i + 2) % 4).bandwidth_GBps == Approx(60.0));
     CHECK(link_between(two, i, (i + 2) % 4).latency_us == Approx(1.0));
   }
-  const Topology three = unwind_switches(star(4), 3, false);
+  const Topology three = unwind_switches(switch_star(4), 3, false);
   REQUIRE(three.link_count() == 12);
   for (NodeId i = 0; i < 4; ++i) {
     CHECK(three.out_degree(i) == 3);
     for (const LinkId id : three.out_links(i)) CHECK(three.link(id).bandwidth_GBps == Approx(40.0));
   }
   // The degree is capped at members - 1.
-  CHECK(unwind_switches(star(4), 9, false).link_count() == 12);
+  CHECK(unwind_switches(switch_star(4), 9, false).link_count() == 12);
 }
 
 namespace {
@@ -312,7 +312,7 @@ TEST_CASE("unwound links spread over parallel spines", "[transforms]") {
 }
 
 TEST_CASE("unwinding merges parallel links and handles separate switch groups", "[transforms]") {
-  Topology input = star(3);
+  Topology input = switch_star(3);
   input.add_duplex(0, 1, 2.0, 10.0);
   input.original_npu_ids = {4, 5, 6};
   input.name = "star";
@@ -338,9 +338,9 @@ TEST_CASE("unwinding merges parallel links and handles separate switch groups", 
   CHECK(link_between(rings, 3, 1).bandwidth_GBps == Approx(50.0));
 }
 
-TEST_CASE("unwinding without switches changes nothing; degree 0 is refused", "[transforms]") {
+TEST_CASE("unwinding without switches changes nothing and degree 0 is refused", "[transforms]") {
   CHECK(unwind_switches(timed_ring(4), 2, false).link_count() == 8);
-  CHECK(only_problem([] { unwind_switches(star(4), 0, false); }) ==
+  CHECK(only_problem([] { unwind_switches(switch_star(4), 0, false); }) ==
         ": the switch unwinding degree must be at least 1, got 0");
 }
 
