@@ -37,19 +37,50 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, c
                        const CutBound& cut) {
   const std::vector<NodeId> participants = collective.participants(topology);
   const double members = static_cast<double>(participants.size());
-  double bytes = (members - 1.0) / members * static_cast<double>(collective.size_bytes);
-  if (collective.kind == CollectiveKind::kAllReduce) bytes *= 2.0;
+  const double size = static_cast<double>(collective.size_bytes);
+  const double share = (members - 1.0) / members * size;
 
   LowerBound bound;
-  for (NodeId npu : participants) {
+  if (members < 2.0) return bound;
+  // The time to move `bytes` through a set of links: the first byte pays the cheapest alpha.
+  const auto through = [&](const std::vector<LinkId>& links, double bytes) {
     double cheapest_alpha = std::numeric_limits<double>::infinity();
-    double ingress = 0.0;
-    for (LinkId id : topology.in_links(npu)) {
+    double bandwidth = 0.0;
+    for (LinkId id : links) {
       cheapest_alpha = std::min(cheapest_alpha, topology.link(id).latency_us);
-      ingress += topology.link(id).bandwidth_GBps;
+      bandwidth += topology.link(id).bandwidth_GBps;
     }
-    if (ingress <= 0.0) continue;
-    bound.ingress_us = std::max(bound.ingress_us, cheapest_alpha + bytes / bytes_per_us(ingress));
+    return bandwidth > 0.0 ? cheapest_alpha + bytes / bytes_per_us(bandwidth) : 0.0;
+  };
+  for (NodeId npu : participants) {
+    switch (collective.kind) {
+      case CollectiveKind::kAllGather:
+        // The other members' chunks must all come in.
+        bound.ingress_us = std::max(bound.ingress_us, through(topology.in_links(npu), share));
+        break;
+      case CollectiveKind::kReduceScatter:
+        // Its contribution to every other member's chunk must go out (pre-reduced elsewhere, what
+        // comes in can be as little as one chunk).
+        bound.ingress_us = std::max(bound.ingress_us, through(topology.out_links(npu), share));
+        break;
+      case CollectiveKind::kAllReduce:
+        // Every byte of the result depends on the others' data, and its own data reaches every
+        // byte of theirs: the whole vector in and out at least once.
+        bound.ingress_us =
+            std::max({bound.ingress_us, through(topology.in_links(npu), size), through(topology.out_links(npu), size)});
+        break;
+    }
+  }
+  if (collective.kind == CollectiveKind::kAllReduce) {
+    // Summing m values and telling all m the sum takes at least 2(m - 1) one-way messages per
+    // byte (m - 1 before the first NPU knows the sum, m - 1 into the others after), and every
+    // message enters some NPU: 2(m - 1) n bytes through all NPUs' in-links together, on average
+    // the 2(m - 1)/m n per member of Patarasuk & Yuan, which one NPU alone need not take in.
+    std::vector<LinkId> into_npus;
+    for (NodeId npu = 0; npu < topology.npu_count(); ++npu) {
+      for (LinkId id : topology.in_links(npu)) into_npus.push_back(id);
+    }
+    bound.ingress_us = std::max(bound.ingress_us, through(into_npus, 2.0 * (members - 1.0) * size));
   }
   bound.cut = cut;
   bound.cut_bandwidth_us = cut.bandwidth_time_us(collective.size_bytes);
@@ -74,14 +105,21 @@ double chunked_lower_bound_us(const Topology& topology, const Collective& collec
   const double members = static_cast<double>(participants.size());
   const double chunk_count = members * collective.chunks_per_npu;
   const double chunk_bytes = static_cast<double>(collective.size_bytes) / chunk_count;
-  double needed = (members - 1.0) * collective.chunks_per_npu;
-  if (collective.kind == CollectiveKind::kAllReduce) needed *= 2.0;
+  // Whole chunks through an NPU's own links, as in lower_bound: in for all-gather, out for
+  // reduce-scatter, the whole vector both ways for all-reduce.
+  const double needed =
+      (collective.kind == CollectiveKind::kAllReduce ? members : members - 1.0) * collective.chunks_per_npu;
 
   double bound = 0.0;
   std::vector<double> taus;
-  for (NodeId npu : participants) {
+  const bool in = collective.kind != CollectiveKind::kReduceScatter;
+  const bool out = collective.kind != CollectiveKind::kAllGather;
+  for (int pass = 0; pass < static_cast<int>(participants.size()) * 2; ++pass) {
+    const NodeId npu = participants[static_cast<std::size_t>(pass / 2)];
+    const bool incoming = pass % 2 == 0;
+    if (incoming ? !in : !out) continue;
     taus.clear();
-    for (LinkId id : topology.in_links(npu)) {
+    for (LinkId id : incoming ? topology.in_links(npu) : topology.out_links(npu)) {
       const Link& link = topology.link(id);
       taus.push_back(link_time_us(chunk_bytes, link.latency_us, link.bandwidth_GBps));
     }

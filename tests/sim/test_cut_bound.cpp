@@ -146,6 +146,36 @@ TEST_CASE("two DGX-1 joined by one 12.5 GB/s link: half the data crosses it", "[
   CHECK(bound.total_us == exactly(0.7 + static_cast<double>(size) / 12.5e3));
 }
 
+TEST_CASE("an NPU's own links bound by hand: in for all-gather, out for reduce-scatter, both for all-reduce",
+          "[bounds]") {
+  // A line 0 - 1 - 2; NPU 0 sends at 25 GB/s and receives at 100, every other link 100 GB/s.
+  const Topology line = parse_topology(R"({"npus": 3, "defaults": {"latency_us": 0.5, "bandwidth_GBps": 100},
+      "links": [{"src": 0, "dst": 1, "bidirectional": false, "bandwidth_GBps": 25},
+                {"src": 1, "dst": 0, "bidirectional": false}, {"src": 1, "dst": 2}]})",
+                                       "line.json");
+  const Diameter diameter = compute_diameter(line);
+  const auto bound = [&](CollectiveKind kind) {
+    return lower_bound(line, make_collective(kind, 3'000'000), diameter).ingress_us;
+  };
+  // 2/3 of 3 MB into NPU 0 (or 2) at 100 GB/s.
+  CHECK(bound(CollectiveKind::kAllGather) == exactly(0.5 + 2e6 / 100e3));
+  // 2/3 of 3 MB out of NPU 0 at 25 GB/s: what NPU 0 takes in can be one pre-reduced block.
+  CHECK(bound(CollectiveKind::kReduceScatter) == exactly(0.5 + 2e6 / 25e3));
+  // All 3 MB out of NPU 0; the 2 x 2 x 3 MB into all NPUs together (325 GB/s) is less.
+  CHECK(bound(CollectiveKind::kAllReduce) == exactly(0.5 + 3e6 / 25e3));
+  CHECK(chunked_lower_bound_us(line, make_collective(CollectiveKind::kReduceScatter, 3'000'000)) ==
+        exactly(2 * (0.5 + 1e6 / 25e3)));
+}
+
+TEST_CASE("all-reduce: 2(m-1) n bytes into all NPUs together, where no single NPU binds", "[bounds]") {
+  // Torus 4x4 at 50 GB/s per link, 4 links per NPU: every NPU's own n in or out takes n / 200 GB/s,
+  // the whole network's in-links 2 x 15 n over 16 x 200 GB/s: 15/8 of that.
+  const Topology torus = shipped("torus-4x4");
+  const LowerBound bound =
+      lower_bound(torus, make_collective(CollectiveKind::kAllReduce, 16'000'000), compute_diameter(torus));
+  CHECK(bound.ingress_us == exactly(0.5 + 2.0 * 15 * 16e6 / (16 * 200e3)));
+}
+
 TEST_CASE("cut bounds worked out by hand", "[bounds][cut]") {
   SECTION("one-way ring of 4: every arc has one 50 GB/s link in; the single NPU lacks the most") {
     const Topology ring = parse_topology(R"({"npus": 4, "defaults": {"latency_us": 0.5, "bandwidth_GBps": 50},

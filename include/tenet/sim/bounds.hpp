@@ -2,10 +2,12 @@
 #pragma once
 // Lower bounds on collective time (DESIGN.md): no schedule on this topology can beat them.
 //
-// Ingress bound: every participant must receive (m-1)/m * n bytes for all-gather and
-// reduce-scatter (twice that for all-reduce, Patarasuk & Yuan Lemma 1) through its incoming links,
-// and the first of those bytes cannot arrive before its cheapest incoming alpha; so
-// t >= min_in_alpha(v) + bytes / ingress_bandwidth(v) for every participant v.
+// Ingress bound (an NPU's own links): for all-gather every participant must receive (m-1)/m * n
+// bytes through its incoming links; for reduce-scatter send (m-1)/m * n through its outgoing ones
+// (what it receives can be pre-reduced down to one chunk); for all-reduce take in and send out the
+// whole n, and all NPUs' incoming links together carry at least 2(m-1) * n (Patarasuk & Yuan's
+// 2(m-1)/m * n per member holds on average only: on uneven networks one NPU can take in less). The
+// first byte pays the cheapest alpha of those links: t >= min_alpha + bytes / bandwidth.
 // Cut bound: every node set holding some members but not all must take in, through its links,
 // the data it lacks (cut_bound.hpp): the largest such bound, by max-flow.
 // Latency bound: some participant's data must travel from the farthest other participant, so
@@ -56,9 +58,10 @@ std::string cut_coverage_note(const CutBound& cut);
 /// networks, whose unwound links it assumes): kept for tests of the synthesizer. For schedules in
 /// the synthesizer's model, where every transfer carries one chunk
 /// (size / (members * chunks_per_npu) bytes) and a link carries one transfer at a time, each
-/// paying the link's alpha: participant v must receive R chunks (R = (m-1)k, twice that for
-/// all-reduce), in-link l delivers one per tau_l = alpha_l + chunk / bandwidth_l, so v needs the
-/// earliest T with sum over l of floor(T / tau_l) >= R. Tighter than lower_bound when chunks are
+/// paying the link's alpha: participant v must receive R = (m-1)k chunks for all-gather, send as
+/// many for reduce-scatter, and receive and send R = mk for all-reduce; a link l moves one per
+/// tau_l = alpha_l + chunk / bandwidth_l, so v needs the earliest T with sum over l of
+/// floor(T / tau_l) >= R. Tighter than lower_bound when chunks are
 /// few and alphas matter; not a bound for baselines that send whole blocks at one alpha.
 double chunked_lower_bound_us(const Topology& topology, const Collective& collective);
 
