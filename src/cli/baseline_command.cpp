@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `tenet baseline`: generate one classic algorithm's schedule, verify it, report its
-// contention-free planned time, and write it.
+// `tenet baseline`: generate one classic algorithm's schedule, verify it, report its simulated
+// time, and write it (with the simulated times).
 
 #include <iostream>
 
