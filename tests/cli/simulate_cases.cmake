@@ -51,3 +51,8 @@ tenet_cli_test(simulate_contradicting_times EXIT 1 ARGS simulate -t ${PAIR} ${BA
   STDOUT "verified             NO: transfer 1 starts at 0 us before its dependency 0 ends at 5.51024 us")
 tenet_cli_test(simulate_bound EXIT 0 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json ${BAD}/../good/rfs-allreduce.json
   STDOUT "lower bound          4.075 us, ingress binds (time / bound 2.992)")
+
+# A transfer without a planned link is timed on the route the simulator gives it: a schedule with
+# its links deleted and its times divided by 1000 does not verify.
+tenet_cli_test(verify_unlinked_too_fast EXIT 1 ARGS verify -t ${TOPOLOGIES}/mesh-3x3.json ${BAD}/unlinked-too-fast.json
+  STDOUT "NOT verified: transfer 0 (NPU 1 -> NPU 0, chunk 1) lasts 0.002830169 us but needs at least 2.8301688888888887 us for 116508.44444444444 bytes on its route (1 link, the route the simulator takes)")
