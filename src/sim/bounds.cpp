@@ -41,7 +41,6 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, c
   const double share = (members - 1.0) / members * size;
 
   LowerBound bound;
-  if (members < 2.0) return bound;
   // The time to move `bytes` through a set of links: the first byte pays the cheapest alpha.
   const auto through = [&](const std::vector<LinkId>& links, double bytes) {
     double cheapest_alpha = std::numeric_limits<double>::infinity();
@@ -52,26 +51,29 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, c
     }
     return bandwidth > 0.0 ? cheapest_alpha + bytes / bytes_per_us(bandwidth) : 0.0;
   };
-  for (NodeId npu : participants) {
-    switch (collective.kind) {
-      case CollectiveKind::kAllGather:
-        // The other members' chunks must all come in.
-        bound.ingress_us = std::max(bound.ingress_us, through(topology.in_links(npu), share));
-        break;
-      case CollectiveKind::kReduceScatter:
-        // Its contribution to every other member's chunk must go out (pre-reduced elsewhere, what
-        // comes in can be as little as one chunk).
-        bound.ingress_us = std::max(bound.ingress_us, through(topology.out_links(npu), share));
-        break;
-      case CollectiveKind::kAllReduce:
-        // Every byte of the result depends on the others' data, and its own data reaches every
-        // byte of theirs: the whole vector in and out at least once.
-        bound.ingress_us =
-            std::max({bound.ingress_us, through(topology.in_links(npu), size), through(topology.out_links(npu), size)});
-        break;
+  // One member moves nothing: no NPU-links term.
+  if (members >= 2.0) {
+    for (NodeId npu : participants) {
+      switch (collective.kind) {
+        case CollectiveKind::kAllGather:
+          // The other members' chunks must all come in.
+          bound.ingress_us = std::max(bound.ingress_us, through(topology.in_links(npu), share));
+          break;
+        case CollectiveKind::kReduceScatter:
+          // Its contribution to every other member's chunk must go out (pre-reduced elsewhere, what
+          // comes in can be as little as one chunk).
+          bound.ingress_us = std::max(bound.ingress_us, through(topology.out_links(npu), share));
+          break;
+        case CollectiveKind::kAllReduce:
+          // Every byte of the result depends on the others' data, and its own data reaches every
+          // byte of theirs: the whole vector in and out at least once.
+          bound.ingress_us = std::max(
+              {bound.ingress_us, through(topology.in_links(npu), size), through(topology.out_links(npu), size)});
+          break;
+      }
     }
   }
-  if (collective.kind == CollectiveKind::kAllReduce) {
+  if (collective.kind == CollectiveKind::kAllReduce && members >= 2.0) {
     // Summing m values and telling all m the sum takes at least 2(m - 1) one-way messages per
     // byte (m - 1 before the first NPU knows the sum, m - 1 into the others after), and every
     // message enters some NPU: 2(m - 1) n bytes through all NPUs' in-links together, on average
