@@ -18,7 +18,6 @@
 #include <tbb/parallel_for.h>
 
 #include "all_gather_engine.hpp"
-#include "planned_replay.hpp"
 #include "schedule_assembly.hpp"
 #include "switch_native.hpp"
 #include "tenet/common/error.hpp"
@@ -29,7 +28,7 @@
 namespace tenet {
 namespace {
 
-/// Point-to-point plans up to this many transfers are retimed with their replay (planned_replay.hpp).
+/// Point-to-point plans up to this many transfers are replayed, and retimed where the replay is earlier.
 constexpr std::size_t kReplayRetimeLimit = std::size_t{1} << 22;
 /// Relative difference between a plan and its replay that the plan's rounding up to ticks explains.
 constexpr double kPlanRounding = 1e-6;
@@ -253,14 +252,16 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     // its data and link are free (a reduce-scatter planned as a time-reversed all-gather): up to
     // a few percent on uneven networks. Then the replay's times and time are what the user runs.
     // Where the two differ only by the plan's rounding (ticks of 1e-6 us per transfer), the plan
-    // is kept: retiming costs 40% of a large synthesis. The pass and the retiming need 32 bytes
-    // per transfer, so the largest plans keep their own.
+    // is kept: retiming costs 40% of a large synthesis. The replay (one pass: each transfer alone
+    // on its planned link, simulator.cpp) and the retiming need 32 bytes per transfer, so the
+    // largest plans keep their own.
     if (round.schedule.size() <= kReplayRetimeLimit) {
-      std::optional<synth::ReplayTimes> replayed = synth::replay_planned_links(round.schedule, topology);
-      if (replayed && replayed->finish < round.plan_us * (1.0 - kPlanRounding)) {
-        round.schedule.retime(replayed->start, replayed->end);
-        round.time_us = replayed->finish;
+      SimResult replayed = simulate(topology, round.schedule, replay_options);
+      if (replayed.time_us < round.plan_us * (1.0 - kPlanRounding)) {
+        round.schedule.retime(replayed.start_us, replayed.end_us);
+        round.time_us = replayed.time_us;
       }
+      round.link_loads = std::move(replayed.links);
     }
   }
   return round;
