@@ -22,6 +22,7 @@ json identity_json(const BatchIdentity& identity) {
           {"size_bytes", identity.size_bytes},
           {"chunks_per_npu", identity.chunks_per_npu},
           {"switches", identity.switches},
+          {"transfers", identity.transfers},
           {"seed", identity.seed},
           {"policy", identity.policy},
           {"scenarios", identity.scenarios},

@@ -29,8 +29,7 @@ struct BatchCommandOptions {
   std::string baselines = "all";
   std::uint64_t seed = 1;
   std::string policy = "tenet";
-  std::string switches = "auto";
-  std::uint32_t unwind_degree = 0;
+  PlanningOptions planning;
   std::string shard = "0/1";
   std::string out_dir;
   bool force = false;
@@ -234,7 +233,7 @@ void run_batch_command(const BatchCommandOptions& options) {
   batch.baselines = parse_baseline_list(options.baselines);
   batch.keep_baseline_schedules = options.best;
   const LoadedCollective loaded = load_collective(options.collective);
-  batch.synth = synth_options_for(loaded, options.switches, options.unwind_degree);
+  batch.synth = synth_options_for(loaded, options.planning);
   batch.synth.seed = options.seed;
   batch.synth.policy = parse_synth_policy(options.policy, "--policy");
   if (!loaded.collective.members.empty()) {
@@ -297,7 +296,8 @@ void run_batch_command(const BatchCommandOptions& options) {
   identity.collective = collective_name(batch.collective.kind);
   identity.size_bytes = batch.collective.size_bytes;
   identity.chunks_per_npu = loaded.auto_chunks ? "auto" : std::to_string(batch.collective.chunks_per_npu);
-  identity.switches = options.switches;
+  identity.switches = options.planning.switches;
+  identity.transfers = options.planning.transfers;
   identity.seed = options.seed;
   identity.policy = options.policy;
   identity.scenarios = options.scenarios;
@@ -366,7 +366,7 @@ void register_batch_command(CLI::App& app) {
                     "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
   batch->add_option("--baselines", options->baselines,
                     "Baselines simulated per scenario: a list, all (default) or none");
-  add_switch_options(batch, options->switches, options->unwind_degree);
+  add_planning_options(batch, options->planning);
   batch->add_option("--seed", options->seed, "Synthesis seed (default 1)")->check(not_negative());
   batch->add_option("--policy", options->policy, "Matching rule: tenet (default) or tacos");
   batch->add_option("--shard", options->shard, "Run only slice I of N (every N-th scenario), e.g. 2/8 (default 0/1)");

@@ -89,22 +89,38 @@ void add_collective_options(CLI::App* command, CollectiveOptions& options, bool 
   }
 }
 
-void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t& unwind_degree) {
+void add_planning_options(CLI::App* command, PlanningOptions& options) {
   command->add_option(
-      "--switches", switches,
+      "--switches", options.switches,
       "How switches are planned on: auto (default: switch-native plans, and unwound ones small enough\n"
       "to score, the fastest on the real switches wins), native (on the physical links only) or unwind\n"
       "(the TACOS paper's point-to-point unwinding, for comparison)");
   command
       ->add_option(
-          "--unwind-degree", unwind_degree,
+          "--unwind-degree", options.unwind_degree,
           "With --switches unwind: the unwinding degree; 0 (default) tries 1, 2, 3, 4, 6, 8 and keeps the best")
       ->check(CLI::Range(0u, 4096u));
+  command->add_option(
+      "--transfers", options.transfers,
+      "What a transfer may be: auto (default: one chunk hop by hop, and where alphas matter also\n"
+      "aggregated ones, several chunks for one alpha, and routed ones, straight between members through\n"
+      "the NPUs between; the fastest wins) or chunk (one chunk hop by hop: the TACOS paper's model)");
 }
 
-SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches,
-                               std::uint32_t unwind_degree) {
+SynthOptions synth_options_for(const LoadedCollective& loaded, const PlanningOptions& planning) {
+  const std::string& switches = planning.switches;
+  const std::uint32_t unwind_degree = planning.unwind_degree;
   SynthOptions options;
+  if (planning.transfers == "auto") {
+    options.transfers = TransferPlanning::kAuto;
+  } else if (planning.transfers == "chunk") {
+    options.transfers = TransferPlanning::kChunk;
+  } else {
+    std::string message = "unknown transfers '" + planning.transfers + "'";
+    const std::string suggestion = closest_match(planning.transfers, {"auto", "chunk"});
+    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    throw InputError("", "--transfers", message + "; expected auto (the default) or chunk");
+  }
   options.auto_chunks = loaded.auto_chunks;
   if (switches == "auto") {
     options.switches = SwitchPlanning::kAuto;

@@ -83,13 +83,19 @@ struct LoadedCollective {
 };
 LoadedCollective load_collective(const CollectiveOptions& options);
 
-/// Adds --switches (native or unwind) and --unwind-degree.
-void add_switch_options(CLI::App* command, std::string& switches, std::uint32_t& unwind_degree);
+/// The synthesis options every synthesizing command takes, as typed.
+struct PlanningOptions {
+  std::string switches = "auto";
+  std::uint32_t unwind_degree = 0;
+  std::string transfers = "auto";
+};
+
+/// Adds --switches (native or unwind), --unwind-degree and --transfers.
+void add_planning_options(CLI::App* command, PlanningOptions& options);
 
 /// The synthesizer's options that every synthesizing command shares, from the loaded collective
-/// (automatic chunk count) and the --switches / --unwind-degree values.
-SynthOptions synth_options_for(const LoadedCollective& loaded, const std::string& switches,
-                               std::uint32_t unwind_degree);
+/// (automatic chunk count) and the planning options.
+SynthOptions synth_options_for(const LoadedCollective& loaded, const PlanningOptions& planning);
 
 /// Refuses a switch unwinding degree above what any switch group allows (its NPUs - 1), which would
 /// otherwise be capped silently and reported as asked.

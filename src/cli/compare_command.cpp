@@ -30,8 +30,7 @@ struct CompareOptions {
   std::string sizes;
   std::string algorithms = "all";
   std::uint64_t seed = 1;
-  std::string switches = "auto";
-  std::uint32_t unwind_degree = 0;
+  PlanningOptions planning;
   bool json = false;
   bool csv = false;
   std::string plot;
@@ -155,7 +154,7 @@ void run_compare(const CompareOptions& options) {
     throw InputError("", "--output", "writes the best algorithm of one size; give --size, not a sweep of --sizes");
   }
   LoadedCollective loaded = load_collective(options.collective);
-  SynthOptions synth_options = synth_options_for(loaded, options.switches, options.unwind_degree);
+  SynthOptions synth_options = synth_options_for(loaded, options.planning);
   synth_options.seed = options.seed;
   const Topology& topology = loaded.topology;
   const Diameter diameter = compute_diameter(topology, loaded.collective.members);
@@ -341,7 +340,7 @@ void register_compare_command(CLI::App& app) {
       ->excludes("--size");
   compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
   compare->add_option("--seed", options->seed, "Synthesis seed (default 1)")->check(not_negative());
-  add_switch_options(compare, options->switches, options->unwind_degree);
+  add_planning_options(compare, options->planning);
   compare->add_flag("--json", options->json, "Print one JSON document");
   compare->add_flag("--csv", options->csv, "Print CSV");
   compare->add_option("--plot", options->plot, "Write algorithm bandwidth versus size as SVG")->check(non_empty_path());

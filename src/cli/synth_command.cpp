@@ -20,10 +20,9 @@ namespace {
 struct SynthCommandOptions {
   CollectiveOptions collective;
   std::string policy = "tenet";
-  std::string switches = "auto";
+  PlanningOptions planning;
   std::uint64_t seed = 1;
   std::uint32_t restarts = 1;
-  std::uint32_t unwind_degree = 0;
   int threads = 0;
   ScheduleOutput output;
   bool json = false;
@@ -35,7 +34,7 @@ void run_synth(const SynthCommandOptions& options) {
   const LoadedCollective loaded = load_collective(options.collective);
   const Topology& topology = loaded.topology;
   const Collective& collective = loaded.collective;
-  SynthOptions synth_options = synth_options_for(loaded, options.switches, options.unwind_degree);
+  SynthOptions synth_options = synth_options_for(loaded, options.planning);
   synth_options.policy = parse_synth_policy(options.policy, "--policy");
   synth_options.seed = options.seed;
   synth_options.restarts = options.restarts;
@@ -85,6 +84,13 @@ void run_synth(const SynthCommandOptions& options) {
     facts.add_row({"lower bound", bound_summary(bound, report.time_us)});
     facts.add_row({"bound terms", bound_terms_text(bound)});
     facts.add_row({"chunks per NPU", std::to_string(chunks) + (loaded.auto_chunks ? " (auto)" : "")});
+    if (extra["transfers_carry"] != "one chunk" || extra["transfers_routed"] == true) {
+      std::string carry;
+      if (extra["transfers_carry"] != "one chunk") carry = "aggregated: each carries every chunk it is given at once";
+      if (extra["transfers_routed"] == true)
+        carry += std::string(carry.empty() ? "" : "; ") + "routed: straight between members, through the NPUs between";
+      facts.add_row({"transfers", carry});
+    }
     if (topology.switch_count() > 0) {
       std::string switches = extra["switches"].get<std::string>();
       if (extra.contains("unwound_plan_us")) {
@@ -121,7 +127,7 @@ void register_synth_command(CLI::App& app) {
       ->check(not_negative());
   synth->add_option("--restarts", options->restarts, "Seeds tried in parallel, the best kept (default 1)")
       ->check(CLI::Range(1u, 1024u));
-  add_switch_options(synth, options->switches, options->unwind_degree);
+  add_planning_options(synth, options->planning);
   add_schedule_output_options(synth, options->output);
   synth->add_flag("--json", options->json, "Print one JSON result object instead of the table");
   add_threads_option(synth, options->threads);

@@ -43,7 +43,9 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                   {"winning_rule", synthesized.policy == SynthPolicy::kTacos ? "tacos" : "tenet"},
                   {"seed", synthesized.seed},
                   {"candidates", synthesized.candidates},
-                  {"unwind_degree", synthesized.unwind_degree}};
+                  {"unwind_degree", synthesized.unwind_degree},
+                  {"transfers_carry", synthesized.aggregated ? "aggregated chunks" : "one chunk"},
+                  {"transfers_routed", synthesized.routed}};
   if (synthesized.switch_native) {
     const SenderOrder order = synthesized.sender_order;
     const char* names[] = {"any", "near-first", "far-first", "ring-first"};

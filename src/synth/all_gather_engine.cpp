@@ -32,6 +32,7 @@
 #include "all_gather_engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -54,13 +55,29 @@ struct FreeLink {
   std::uint64_t tie_break;
 };
 
+/// A chunk a destination wants at an event, and which of its free in-links can bring it (bit i:
+/// the i-th free link): aggregated matching.
+struct Offer {
+  ChunkId chunk;
+  std::uint64_t links;
+};
+
 /// Per-thread scratch, sized once.
 struct Scratch {
   std::vector<FreeLink> free_links;
   std::vector<ChunkId> wanted;
   /// Chunks the destination being matched took at this event: not in its bits until the merge.
   std::vector<ChunkId> taken;
+  // Aggregated matching: the offers, and per free link the words it can offer and its load.
+  std::vector<Offer> offers;
+  std::vector<Offer> ordered;
+  std::vector<std::uint64_t> offered;
+  std::vector<std::uint32_t> load;
 };
+
+/// Aggregated matching tells at most this many free in-links of one destination apart at an
+/// event (a bit each); the rest wait for the next event.
+constexpr std::size_t kMaxAggregatedLinks = 64;
 
 class Engine {
  public:
@@ -72,6 +89,10 @@ class Engine {
         adjacency_(*problem.topology),
         policy_(policy),
         seed_(seed),
+        max_per_transfer_(policy == SynthPolicy::kTacos ? 1
+                                                        : std::max<std::uint32_t>(1, problem.max_chunks_per_transfer)),
+        chunk_bytes_(problem.chunk_bytes),
+        aggregate_wait_(problem.aggregate_wait),
         nodes_(problem.topology->npu_count()),
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
         words_((chunks_ + 63) / 64),
@@ -96,7 +117,11 @@ class Engine {
     tier_ticks_ = link_ticks_;
     std::sort(tier_ticks_.begin(), tier_ticks_.end());
     tier_ticks_.erase(std::unique(tier_ticks_.begin(), tier_ticks_.end()), tier_ticks_.end());
-    find_faster_sources();
+    if (problem.weigh_faster_paths) {
+      find_faster_sources();
+    } else {
+      faster_offsets_.assign(topology_.link_count() + 1, 0);
+    }
     tier_reads_others_.assign(tier_ticks_.size(), 0);
     for (LinkId id = 0; id < topology_.link_count(); ++id) {
       if (faster_offsets_[id + 1] == faster_offsets_[id]) continue;
@@ -105,7 +130,12 @@ class Engine {
     }
     link_free_at_.assign(topology_.link_count(), 0);
     link_inflight_.assign(topology_.link_count(), kNotDelivered);
-    arrivals_.init(link_ticks_);
+    arrivals_.init(link_ticks_, aggregated());
+    if (aggregated()) {
+      inflight_count_.assign(topology_.link_count(), 0);
+      aggregated_slots_.resize(nodes_);
+      next_gain_.assign(nodes_, kNever);
+    }
     gained_.assign(nodes_, 0);
     link_idle_.assign(topology_.link_count(), 0);
     match_count_.assign(nodes_, 0);
@@ -153,6 +183,8 @@ class Engine {
       dst_of[id] = topology_.link(id).dst;
     }
     link_feeders(transfers_, nodes_, chunks_, src_of, dst_of);
+    trace.group_of = std::move(group_of_);
+    trace.group_ticks = std::move(group_ticks_);
     prune_unforwarded(trace, transfers_, is_member_, dst_of);
     return trace;
   }
@@ -160,10 +192,12 @@ class Engine {
  private:
   /// Transfers in flight, bucketed by their link's chunk time: within a bucket ends arrive in the
   /// order they were pushed, so the next event is the least of a few bucket heads and no heap
-  /// is needed. Networks have a handful of distinct link times.
+  /// is needed. Networks have a handful of distinct link times. Aggregated transfers take as
+  /// long as their chunk count makes them, so they go in one heap instead.
   class ArrivalQueues {
    public:
-    void init(const std::vector<Tick>& link_ticks) {
+    void init(const std::vector<Tick>& link_ticks, bool variable) {
+      variable_ = variable;
       std::vector<Tick> distinct(link_ticks);
       std::sort(distinct.begin(), distinct.end());
       distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
@@ -176,11 +210,16 @@ class Engine {
       heads_.assign(distinct.size(), 0);
     }
     void push(LinkId link, Tick end) {
-      buckets_[bucket_of_link_[link]].push_back({end, link});
+      if (variable_) {
+        heap_.push({end, link});
+      } else {
+        buckets_[bucket_of_link_[link]].push_back({end, link});
+      }
       ++size_;
     }
     bool empty() const { return size_ == 0; }
     Tick next_time() const {
+      if (variable_) return heap_.top().first;
       Tick next = std::numeric_limits<Tick>::max();
       for (std::size_t b = 0; b < buckets_.size(); ++b) {
         if (heads_[b] < buckets_[b].size()) next = std::min(next, buckets_[b][heads_[b]].first);
@@ -188,6 +227,10 @@ class Engine {
       return next;
     }
     void pop_all(Tick time, std::vector<LinkId>& out) {
+      for (; variable_ && !heap_.empty() && heap_.top().first == time; --size_) {
+        out.push_back(heap_.top().second);
+        heap_.pop();
+      }
       for (std::size_t b = 0; b < buckets_.size(); ++b) {
         auto& bucket = buckets_[b];
         std::size_t& head = heads_[b];
@@ -205,11 +248,23 @@ class Engine {
     }
 
    private:
+    bool variable_ = false;
     std::vector<std::uint32_t> bucket_of_link_;
     std::vector<std::vector<std::pair<Tick, LinkId>>> buckets_;
     std::vector<std::size_t> heads_;
+    std::priority_queue<std::pair<Tick, LinkId>, std::vector<std::pair<Tick, LinkId>>, std::greater<>> heap_;
     std::size_t size_ = 0;
   };
+
+  bool aggregated() const { return max_per_transfer_ > 1; }
+
+  /// Time of `chunks` chunks on a link in one transfer, rounded up like link_ticks_.
+  Tick ticks_for(LinkId id, std::uint32_t chunks) const {
+    if (chunks == 1) return link_ticks_[id];
+    const Link& link = topology_.link(id);
+    const double us = link_time_us(chunk_bytes_ * chunks, link.latency_us, link.bandwidth_GBps);
+    return std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
+  }
 
   /// Lands every transfer ending at `now`. Each destination's arrivals touch only its own state,
   /// so they run in parallel; waking the idle links out of NPUs that gained data is sequential.
@@ -234,10 +289,17 @@ class Engine {
       const std::uint32_t index = link_inflight_[id];
       if (index == kNotDelivered || link_free_at_[id] != now) continue;
       link_inflight_[id] = kNotDelivered;
-      const ChunkId chunk = transfers_[index].chunk;
-      set_bit(holds_, v, chunk);
-      ++held_count_[v];
+      const std::uint32_t count = aggregated() ? inflight_count_[id] : 1;
+      for (std::uint32_t k = 0; k < count; ++k) {
+        set_bit(holds_, v, transfers_[index + k].chunk);
+        ++held_count_[v];
+      }
       gained_[v] = 1;
+    }
+    if (!aggregated()) return;
+    next_gain_[v] = kNever;
+    for (LinkId id : adjacency_.in(v)) {
+      if (link_inflight_[id] != kNotDelivered) next_gain_[v] = std::min(next_gain_[v], link_free_at_[id]);
     }
   }
 
@@ -263,6 +325,12 @@ class Engine {
     for (NodeId v : dirty_) match_count_[v] = 0;
     const std::size_t tiers = policy_ == SynthPolicy::kTacos ? 1 : tier_ticks_.size();
     auto merge = [&](NodeId v) {
+      if (aggregated()) {
+        const std::vector<MatchedTransfer>& slots = aggregated_slots_[v];
+        for (std::size_t k = merged_count_[v]; k < slots.size(); ++k) mark_awaited(v, slots[k].chunk);
+        merged_count_[v] = static_cast<std::uint32_t>(slots.size());
+        return;
+      }
       const std::uint32_t base = adjacency_.in_offsets[v];
       for (std::uint32_t k = merged_count_[v]; k < match_count_[v]; ++k) mark_awaited(v, match_slots_[base + k].chunk);
       merged_count_[v] = match_count_[v];
@@ -283,6 +351,11 @@ class Engine {
         for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, tier, scratch);
       });
       for (NodeId v : dirty_) merge(v);
+    }
+    if (aggregated()) {
+      for (NodeId v : dirty_) launch_aggregated(v, now);
+      dirty_.clear();
+      return;
     }
     for (NodeId v : dirty_) {
       const std::uint32_t base = adjacency_.in_offsets[v];
@@ -322,6 +395,8 @@ class Engine {
     });
     if (policy_ == SynthPolicy::kTacos) {
       match_by_postcondition(v, event, rng, scratch);
+    } else if (aggregated()) {
+      match_aggregated(v, event, scratch);
     } else {
       for (const FreeLink& free : scratch.free_links) {
         const bool complete = have_count_[v] + scratch.taken.size() == chunks_;
@@ -334,6 +409,122 @@ class Engine {
         record(v, free.link, chunk, event);
       }
     }
+  }
+
+  /// Starts v's aggregated matches of this event (sequential): each link's run of chunks is one
+  /// transfer, as long as its chunk count makes it.
+  void launch_aggregated(NodeId v, Tick now) {
+    std::vector<MatchedTransfer>& slots = aggregated_slots_[v];
+    merged_count_[v] = 0;
+    for (std::size_t k = 0; k < slots.size();) {
+      const LinkId link = slots[k].link;
+      std::size_t run = k;
+      while (run < slots.size() && slots[run].link == link) ++run;
+      const std::uint32_t count = static_cast<std::uint32_t>(run - k);
+      const Tick ticks = ticks_for(link, count);
+      link_free_at_[link] = now + ticks;
+      link_inflight_[link] = static_cast<std::uint32_t>(transfers_.size());
+      inflight_count_[link] = count;
+      arrivals_.push(link, now + ticks);
+      next_gain_[v] = std::min(next_gain_[v], now + ticks);
+      const std::uint32_t group = static_cast<std::uint32_t>(group_ticks_.size());
+      group_ticks_.push_back(ticks);
+      for (; k < run; ++k) {
+        transfers_.push_back(slots[k]);
+        group_of_.push_back(group);
+      }
+    }
+    slots.clear();
+  }
+
+  /// Aggregated matching of v's free in-links of one tier (parallel phase: writes only v's slots
+  /// and its in-links' idle flags). Every chunk v wants that some free link can bring goes to one
+  /// of them: the chunks the fewest links can bring first, each to the link that would finish
+  /// soonest with it, at most max_per_transfer_ chunks a link. A link skips chunks a faster path
+  /// is bringing (as best_offer does). Cost: words x free links, plus the chunks placed.
+  void match_aggregated(NodeId v, std::uint32_t event, Scratch& scratch) {
+    if (aggregate_wait_ > 0.0) hold_links_about_to_gain(event, scratch);
+    const std::size_t links = std::min(scratch.free_links.size(), kMaxAggregatedLinks);
+    const std::size_t base = static_cast<std::size_t>(v) * words_;
+    scratch.offers.clear();
+    scratch.offered.resize(links);
+    scratch.load.assign(links, 0);
+    std::array<std::size_t, kMaxAggregatedLinks + 1> by_choices{};
+    for (std::size_t w = 0; w < words_; ++w) {
+      const std::uint64_t missing = ~have_[base + w];
+      if (missing == 0) continue;
+      std::uint64_t any = 0;
+      for (std::size_t i = 0; i < links; ++i) {
+        const LinkId link = scratch.free_links[i].link;
+        std::uint64_t bits = holds_[static_cast<std::size_t>(topology_.link(link).src) * words_ + w] & missing;
+        for (std::uint32_t f = faster_offsets_[link]; f < faster_offsets_[link + 1] && bits != 0; ++f) {
+          bits &= ~have_[static_cast<std::size_t>(faster_sources_[f]) * words_ + w];
+        }
+        scratch.offered[i] = bits;
+        any |= bits;
+      }
+      for (; any != 0; any &= any - 1) {
+        const std::uint64_t bit = any & (~any + 1);
+        std::uint64_t choices = 0;
+        for (std::size_t i = 0; i < links; ++i) choices |= (scratch.offered[i] & bit) != 0 ? std::uint64_t{1} << i : 0;
+        scratch.offers.push_back({static_cast<ChunkId>(w * 64 + std::countr_zero(bit)), choices});
+        ++by_choices[static_cast<std::size_t>(std::popcount(choices))];
+      }
+    }
+    // Fewest choices first (a counting sort: stable, so chunk order within a count).
+    std::size_t at = 0;
+    for (std::size_t& count : by_choices) {
+      const std::size_t n = count;
+      count = at;
+      at += n;
+    }
+    scratch.ordered.resize(scratch.offers.size());
+    for (const Offer& offer : scratch.offers)
+      scratch.ordered[by_choices[static_cast<std::size_t>(std::popcount(offer.links))]++] = offer;
+    std::vector<MatchedTransfer>& slots = aggregated_slots_[v];
+    const std::size_t first_slot = slots.size();
+    for (const Offer& offer : scratch.ordered) {
+      std::size_t best = links;
+      Tick best_end = 0;
+      for (std::uint64_t bits = offer.links; bits != 0; bits &= bits - 1) {
+        const std::size_t i = static_cast<std::size_t>(std::countr_zero(bits));
+        if (scratch.load[i] == max_per_transfer_) continue;
+        const Tick end = ticks_for(scratch.free_links[i].link, scratch.load[i] + 1);
+        if (best == links || end < best_end) {
+          best = i;
+          best_end = end;
+        }
+      }
+      if (best == links) continue;
+      ++scratch.load[best];
+      slots.push_back({event, scratch.free_links[best].link, offer.chunk, kNotDelivered});
+    }
+    // Each link's chunks together, links in their matching order.
+    std::stable_sort(slots.begin() + static_cast<std::ptrdiff_t>(first_slot), slots.end(),
+                     [&](const MatchedTransfer& a, const MatchedTransfer& b) { return a.link < b.link; });
+    for (std::size_t i = 0; i < scratch.free_links.size(); ++i) {
+      link_idle_[scratch.free_links[i].link] = i < links && scratch.load[i] > 0 ? 0 : 1;
+    }
+  }
+
+  /// Where alphas dominate, a link that leaves now with what its source holds, just before the
+  /// source receives more, makes the newcomers wait a whole transfer: on a torus at 4 KiB that
+  /// lost one hop's alpha in eight. So a free link whose source has data landing within
+  /// aggregate_wait_ of its alpha stays idle (woken when the source gains, as idle links are).
+  /// Reads link state that only the sequential phases write.
+  void hold_links_about_to_gain(std::uint32_t event, Scratch& scratch) {
+    const Tick now = event_times_[event];
+    std::size_t kept = 0;
+    for (const FreeLink& free : scratch.free_links) {
+      const Link& link = topology_.link(free.link);
+      const Tick soon = now + static_cast<Tick>(aggregate_wait_ * link.latency_us * kTicksPerUs);
+      if (next_gain_[link.src] <= soon) {
+        link_idle_[free.link] = 1;
+      } else {
+        scratch.free_links[kept++] = free;
+      }
+    }
+    scratch.free_links.resize(kept);
   }
 
   /// Called in the parallel phase: touches only v's slots and v's in-link's idle flag.
@@ -500,6 +691,9 @@ class Engine {
   const Adjacency adjacency_;
   const SynthPolicy policy_;
   const std::uint64_t seed_;
+  const std::uint32_t max_per_transfer_;
+  const double chunk_bytes_;
+  const double aggregate_wait_;
   const std::uint32_t nodes_;
   const std::uint32_t chunks_;
   const std::size_t words_;
@@ -530,7 +724,16 @@ class Engine {
   tbb::enumerable_thread_specific<Scratch> scratch_;
 
   ArrivalQueues arrivals_;
-  std::vector<std::uint32_t> link_inflight_;  ///< the transfer on each link, or kNotDelivered
+  std::vector<std::uint32_t> link_inflight_;  ///< the (first) transfer on each link, or kNotDelivered
+  // Aggregated runs: chunks in flight per link, each destination's matches of this event, and
+  // per log entry its transfer (group) and per group its time on its link.
+  std::vector<std::uint32_t> inflight_count_;
+  std::vector<std::vector<MatchedTransfer>> aggregated_slots_;
+  std::vector<std::uint32_t> group_of_;
+  std::vector<Tick> group_ticks_;
+  /// Per NPU, when the first transfer in flight into it lands (kNever: none).
+  std::vector<Tick> next_gain_;
+  static constexpr Tick kNever = std::numeric_limits<Tick>::max();
   std::vector<LinkId> arrived_links_;
   std::vector<char> gained_;  ///< per NPU: received data at this event
   TransferLog transfers_;
@@ -539,12 +742,23 @@ class Engine {
 
 }  // namespace
 
-std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
-  const Tick end = event_times[transfer.event] + link_ticks[transfer.link];
-  const auto found = std::lower_bound(event_times.begin() + transfer.event, event_times.end(), end);
+namespace {
+std::uint32_t event_at(const std::vector<Tick>& event_times, std::uint32_t start_event, Tick duration) {
+  const Tick end = event_times[start_event] + duration;
+  const auto found = std::lower_bound(event_times.begin() + start_event, event_times.end(), end);
   if (found == event_times.end() || *found != end)
     throw std::logic_error("all-gather trace: a transfer ends between events");
   return static_cast<std::uint32_t>(found - event_times.begin());
+}
+}  // namespace
+
+std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
+  return event_at(event_times, transfer.event, link_ticks[transfer.link]);
+}
+
+std::uint32_t AllGatherTrace::end_event_of(std::size_t i) const {
+  const MatchedTransfer& transfer = transfers[i];
+  return event_at(event_times, transfer.event, grouped() ? group_ticks[group_of[i]] : link_ticks[transfer.link]);
 }
 
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,

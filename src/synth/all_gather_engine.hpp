@@ -107,13 +107,21 @@ struct AllGatherTrace {
   std::vector<Tick> event_times;  ///< strictly increasing; every kept transfer ends at one of them
   std::vector<Tick> link_ticks;   ///< time of one chunk on each link (each channel, when there are channels)
   ChannelTable channels;          ///< empty: transfers name the topology's links
+  /// Aggregated traces only (empty otherwise): the entries of `transfers` are single chunks, and
+  /// consecutive entries with the same group are one transfer carrying all their chunks over one
+  /// link at once (one alpha); `group_ticks` is each group's time on its link.
+  std::vector<std::uint32_t> group_of;
+  std::vector<Tick> group_ticks;
   std::uint32_t chunk_count = 0;
   Tick finish = 0;         ///< when the last member got its last chunk
   bool abandoned = false;  ///< stopped early: it could no longer win (nothing else is set)
 
+  bool grouped() const { return !group_of.empty(); }
   Tick start_of(const MatchedTransfer& transfer) const { return event_times[transfer.event]; }
-  /// The event at which a transfer ends.
+  /// The event at which a transfer of an ungrouped trace ends.
   std::uint32_t end_event(const MatchedTransfer& transfer) const;
+  /// The event at which entry i ends (its group's end in a grouped trace).
+  std::uint32_t end_event_of(std::size_t i) const;
 };
 
 struct AllGatherProblem {
@@ -122,6 +130,15 @@ struct AllGatherProblem {
   std::uint32_t chunks_per_member = 1;
   double chunk_bytes = 0.0;
   unsigned log_block_bits = TransferLog::kDefaultBlockBits;  ///< see SynthOptions
+  /// Chunks one transfer may carry (run_all_gather, tenet's rule): above 1 a free link takes its
+  /// share of everything its destination wants from it, up to this many, paying its alpha once.
+  std::uint32_t max_chunks_per_transfer = 1;
+  /// Aggregated runs: a free link waits while its source has data landing within this share of
+  /// the link's alpha, to take it along (0: links leave at once).
+  double aggregate_wait = 0.0;
+  /// tenet's rule: a link skips chunks a faster path brings its destination (see best_offer).
+  /// Off for express topologies, whose every link is a path of real ones.
+  bool weigh_faster_paths = true;
 };
 
 /// Runs the matching until every member holds every chunk. Transfers to non-members that are

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 #include <tbb/parallel_for.h>
 
@@ -69,6 +70,116 @@ void write_transfer(Schedule& schedule, const Schedule::Extension& room, std::si
   *schedule.chunk_slot(room.first_id + static_cast<TransferId>(i)) = transfer.chunk;
 }
 
+/// A grouped trace's transfers: entries [starts[g], starts[g + 1]) are group g's chunks.
+std::vector<std::size_t> group_starts(const AllGatherTrace& trace) {
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < trace.transfers.size(); ++i) {
+    if (i == 0 || trace.group_of[i] != trace.group_of[i - 1]) starts.push_back(i);
+  }
+  starts.push_back(trace.transfers.size());
+  return starts;
+}
+
+/// Collects a transfer's dependencies once each, sorted: an aggregated transfer out of an owner
+/// would otherwise list every reduction into it once per chunk it carries.
+class DependencySet {
+ public:
+  explicit DependencySet(std::size_t transfers) : stamp_(transfers, 0) {}
+  void clear() {
+    ids_.clear();
+    ++round_;
+  }
+  void add(TransferId id) {
+    if (stamp_[id] == round_) return;
+    stamp_[id] = round_;
+    ids_.push_back(id);
+  }
+  std::span<const TransferId> sorted() {
+    std::sort(ids_.begin(), ids_.end());
+    return ids_;
+  }
+
+ private:
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t round_ = 0;
+  std::vector<TransferId> ids_;
+};
+
+/// append_all_gather for a grouped trace: one transfer per group, carrying its chunks and
+/// depending on every transfer that brought one of them. Aggregated traces are small (they pay
+/// off where alphas dominate), so this goes transfer by transfer.
+void append_grouped_all_gather(Schedule& schedule, const Topology& topology, AllGatherTrace& trace, Tick offset,
+                               const std::vector<std::vector<TransferId>>& ready) {
+  const Placement placement = place(schedule, topology, trace, false);
+  const std::vector<std::size_t> starts = group_starts(trace);
+  const TransferId first_id = static_cast<TransferId>(schedule.size());
+  std::vector<TransferId> transfer_of(trace.transfers.size());
+  std::vector<ChunkId> chunks;
+  DependencySet deps(first_id + starts.size());
+  for (std::size_t g = 0; g + 1 < starts.size(); ++g) {
+    chunks.clear();
+    deps.clear();
+    for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
+      const MatchedTransfer& entry = trace.transfers[i];
+      transfer_of[i] = first_id + static_cast<TransferId>(g);
+      chunks.push_back(entry.chunk);
+      if (entry.feeder != kNotDelivered) {
+        deps.add(transfer_of[entry.feeder]);
+      } else if (!ready.empty()) {
+        for (TransferId id : ready[entry.chunk]) deps.add(id);
+      }
+    }
+    std::sort(chunks.begin(), chunks.end());
+    const MatchedTransfer& first = trace.transfers[starts[g]];
+    schedule.add(placement.src[first.link], placement.dst[first.link], TransferKind::kCopy, chunks, deps.sorted(),
+                 to_us(offset + trace.event_times[first.event]),
+                 to_us(offset + trace.event_times[trace.end_event_of(starts[g])]), placement.planned[first.link]);
+  }
+  trace.transfers = TransferLog(trace.transfers.block_bits());
+}
+
+/// append_reduce_scatter for a grouped trace: each group reversed is one reduction of its chunks,
+/// after every reversed forward of one of them.
+std::vector<std::vector<TransferId>> append_grouped_reduce_scatter(Schedule& schedule, const Topology& topology,
+                                                                   AllGatherTrace& trace) {
+  const std::size_t count = trace.transfers.size();
+  const std::vector<std::size_t> starts = group_starts(trace);
+  const std::size_t groups = starts.size() - 1;
+  std::vector<std::uint32_t> ordinal(count);
+  for (std::size_t g = 0; g < groups; ++g) {
+    for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) ordinal[i] = static_cast<std::uint32_t>(g);
+  }
+  // Per group, the groups that forwarded what it delivered: reversed, the reductions it waits for.
+  std::vector<std::vector<std::uint32_t>> children(groups);
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::uint32_t feeder = trace.transfers[j].feeder;
+    if (feeder != kNotDelivered) children[ordinal[feeder]].push_back(ordinal[j]);
+  }
+  const Placement placement = place(schedule, topology, trace, true);
+  const TransferId first_id = static_cast<TransferId>(schedule.size());
+  std::vector<std::vector<TransferId>> into_owner(trace.chunk_count);
+  std::vector<ChunkId> chunks;
+  DependencySet deps(first_id + groups);
+  for (std::size_t g = groups; g-- > 0;) {
+    const TransferId id = first_id + static_cast<TransferId>(groups - 1 - g);
+    chunks.clear();
+    deps.clear();
+    for (std::uint32_t child : children[g]) deps.add(first_id + static_cast<TransferId>(groups - 1 - child));
+    for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
+      const MatchedTransfer& entry = trace.transfers[i];
+      chunks.push_back(entry.chunk);
+      if (entry.feeder == kNotDelivered) into_owner[entry.chunk].push_back(id);
+    }
+    std::sort(chunks.begin(), chunks.end());
+    const MatchedTransfer& first = trace.transfers[starts[g]];
+    schedule.add(placement.src[first.link], placement.dst[first.link], TransferKind::kReduce, chunks, deps.sorted(),
+                 to_us(trace.finish - trace.event_times[trace.end_event_of(starts[g])]),
+                 to_us(trace.finish - trace.event_times[first.event]), placement.planned[first.link]);
+  }
+  trace.transfers = TransferLog(trace.transfers.block_bits());
+  return into_owner;
+}
+
 }  // namespace
 
 Topology transpose(const Topology& topology) {
@@ -83,6 +194,10 @@ Topology transpose(const Topology& topology) {
 
 void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTrace& trace, Tick offset,
                        const std::vector<std::vector<TransferId>>& ready) {
+  if (trace.grouped()) {
+    append_grouped_all_gather(schedule, topology, trace, offset, ready);
+    return;
+  }
   std::vector<double> times(trace.event_times.size());
   for (std::size_t e = 0; e < times.size(); ++e) times[e] = to_us(offset + trace.event_times[e]);
   const std::uint32_t time_base = schedule.add_times(times);
@@ -123,6 +238,7 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
 std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, const Topology& topology,
                                                            AllGatherTrace& transposed_trace) {
   AllGatherTrace& trace = transposed_trace;
+  if (trace.grouped()) return append_grouped_reduce_scatter(schedule, topology, trace);
   const std::size_t count = trace.transfers.size();
   // children[i]: the forward transfers that sent on what transfer i delivered. Reversed, they are
   // the reductions that must reach a node before it passes its partial sum on. Fewer than 2^32

@@ -18,10 +18,12 @@
 #include <tbb/parallel_for.h>
 
 #include "all_gather_engine.hpp"
+#include "express.hpp"
 #include "schedule_assembly.hpp"
 #include "switch_native.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/random.hpp"
+#include "tenet/common/units.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/transforms.hpp"
 
@@ -66,12 +68,31 @@ constexpr double kExhaustiveTransfers = 2.5e5;
 /// The whole search stops before its planned transfers pass this (the first round always runs).
 constexpr double kSearchTransfers = 1.5e6;
 
+/// Aggregated candidates (a transfer carries every chunk its link is given at an event, one alpha
+/// for all) run beside chunk-by-chunk ones where a chunk's alpha is at least this share of its
+/// time on some link at one chunk per NPU: at large sizes they only lose and would double the
+/// search.
+constexpr double kAggregateAlphaShare = 0.05;
+constexpr std::uint32_t kAggregateAll = ~std::uint32_t{0};
+/// Aggregated candidates run twice: links leaving at once, and waiting up to this share of their
+/// alpha for data about to arrive (at 4 KiB on an 8x8 torus waiting saves an alpha in eight; at
+/// 1 MiB leaving at once is 2% faster).
+constexpr double kAggregateWait = 0.5;
+/// Routed (express) candidates plan on a virtual link per ordered pair of members: up to this
+/// many members (65,280 virtual links), and where alphas are at least this share of a chunk's
+/// time (cutting through saves serializations, which matter less the larger the chunks).
+constexpr std::size_t kExpressMembers = 256;
+constexpr double kExpressAlphaShare = 0.25;
 /// A candidate apart from its chunk count.
 struct Family {
   SenderOrder order = SenderOrder::kAny;  ///< switch-native variant (run_switch_all_gather)
   std::size_t d = 0;                      ///< index of the topology it plans on (degrees, planned_on)
   SynthPolicy policy = SynthPolicy::kTenet;
   std::uint64_t seed = 0;
+  /// Chunks one transfer may carry (point-to-point engine): 1, or kAggregateAll.
+  std::uint32_t aggregate = 1;
+  /// Aggregated: how long a link waits for data about to reach its source (AllGatherProblem).
+  double aggregate_wait = 0.0;
 };
 
 struct Candidate {
@@ -83,6 +104,7 @@ struct Candidate {
   const Topology* topology = nullptr;
   const Topology* transposed = nullptr;
   bool switch_native = false;  ///< planned on the input's switches (routes, port order)
+  bool routed = false;         ///< planned on the express topology: transfers routed, scored by replay
   Family family;
 };
 
@@ -126,7 +148,7 @@ Schedule assemble(const Candidate& candidate, Outcome& outcome, const Collective
 /// an unwound one with its transfers left to be routed through the switches.
 Schedule executable(Schedule schedule, const Candidate& candidate, const Topology& topology) {
   if (candidate.switch_native) return synth::with_port_order(schedule, topology);
-  if (candidate.degree != 0) schedule.forget_links();
+  if (candidate.degree != 0 || candidate.routed) schedule.forget_links();
   return schedule;
 }
 
@@ -181,13 +203,20 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     const bool reduce = reduce_phase && task % phases_per_candidate == 0;
     const double chunk_bytes =
         static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
-    const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology, members, candidate.chunks,
-                                          chunk_bytes, options.log_block_bits};
+    const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology,
+                                          members,
+                                          candidate.chunks,
+                                          chunk_bytes,
+                                          options.log_block_bits,
+                                          candidate.family.aggregate,
+                                          candidate.family.aggregate_wait,
+                                          !candidate.routed};
     const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
-    synth::AllGatherTrace trace = candidate.switch_native
-                                      ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
-                                      : synth::run_all_gather(problem, candidate.policy, seed, progress,
-                                                              branch_and_bound ? &best_total : nullptr);
+    // Routed candidates' plans are not their times: they neither stop at nor set the bound.
+    synth::AllGatherTrace trace =
+        candidate.switch_native ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
+                                : synth::run_all_gather(problem, candidate.policy, seed, progress,
+                                                        branch_and_bound && !candidate.routed ? &best_total : nullptr);
     done[task].store(1.0, std::memory_order_relaxed);
     (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
     if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -197,7 +226,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
       outcome.abandoned = outcome.abandoned || (*phase)->abandoned;
       outcome.total += (*phase)->finish;
     }
-    if (outcome.abandoned) return;
+    if (outcome.abandoned || candidate.routed) return;
     synth::Tick best = best_total.load(std::memory_order_relaxed);
     while (outcome.total < best && !best_total.compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
     }
@@ -217,7 +246,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   std::vector<SimResult> replays(candidates.size());
   tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
     if (outcomes[i].abandoned) return;
-    if (!replay_all || candidates[i].switch_native) {
+    if (!candidates[i].routed && (!replay_all || candidates[i].switch_native)) {
       round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
       return;
     }
@@ -242,7 +271,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   // On switches the schedule's times become those of its replay on the real network: the one
   // time that counts. On point-to-point links the plan is its own replay (each transfer alone on
   // its link), which the tests check.
-  if (switched) {
+  if (switched || candidates[round.best].routed) {
     round.schedule.retime(replay.start_us, replay.end_us);
     round.time_us = replay.time_us;
     round.link_loads = std::move(replay.links);
@@ -265,6 +294,14 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     }
   }
   return round;
+}
+
+/// Whether some link spends at least `share` of a chunk's time on its alpha, at `chunk_bytes` a chunk.
+bool alpha_matters(const Topology& topology, double chunk_bytes, double share) {
+  for (const Link& link : topology.links()) {
+    if (link.latency_us >= share * link_time_us(chunk_bytes, link.latency_us, link.bandwidth_GBps)) return true;
+  }
+  return false;
 }
 
 /// Whether the topology's links differ in bandwidth.
@@ -353,6 +390,19 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       planned_on.push_back(std::move(candidate));
     }
   }
+  // Where alphas matter on point-to-point links, routed transfers (express.hpp): planned on a
+  // virtual link per pair of members, cut through the NPUs between.
+  const double largest_chunk = static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()) /
+                               static_cast<double>(chunk_counts.front());
+  const bool aggregating = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
+                           alpha_matters(topology, largest_chunk, kAggregateAlphaShare);
+  std::optional<std::size_t> express;
+  if (aggregating && !switched && members.size() <= kExpressMembers &&
+      alpha_matters(topology, largest_chunk, kExpressAlphaShare)) {
+    express = planned_on.size();
+    degrees.push_back(0);
+    planned_on.push_back(synth::express_topology(topology, members));
+  }
   std::vector<Topology> transposed;
   if (collective.kind != CollectiveKind::kAllGather) {
     for (const Topology& candidate : planned_on) transposed.push_back(synth::transpose(candidate));
@@ -366,6 +416,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   for (std::uint32_t restart = 0; restart < std::max<std::uint32_t>(1, options.restarts); ++restart) {
     const std::uint64_t seed = options.seed + restart;
     for (std::size_t d = 0; d < degrees.size(); ++d) {
+      if (d == express) continue;
       if (!(switched && degrees[d] == 0)) {
         families.push_back({SenderOrder::kAny, d, options.policy, seed});
         continue;
@@ -391,6 +442,17 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (options.policy == SynthPolicy::kTenet && !switched && mixed_link_speeds(topology)) {
     families.push_back({SenderOrder::kAny, 0, SynthPolicy::kTacos, options.seed});
   }
+  // Where alphas matter, aggregated transfers: on point-to-point links and their express
+  // topology, and on the densest unwinding (where a small collective is the direct algorithm,
+  // every peer one hop away).
+  std::vector<std::size_t> aggregated_on;
+  if (aggregating && !switched) aggregated_on.push_back(0);
+  if (express) aggregated_on.push_back(*express);
+  if (aggregating && unwinding) aggregated_on.push_back(degrees.size() - 1);
+  for (std::size_t d : aggregated_on) {
+    for (double wait : {0.0, kAggregateWait})
+      families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, wait});
+  }
 
   // Chunk counts go in rounds, doubling: every family at the first, then the best few (a beam) at
   // each next count, until rounds stop finding anything faster or the schedule would grow too large.
@@ -413,7 +475,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       const bool switch_native = switched && degrees[family.d] == 0;
       if (native && !switch_native && !routable) continue;
       candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy, &planned_on[family.d],
-                            transposed.empty() ? nullptr : &transposed[family.d], switch_native, family});
+                            transposed.empty() ? nullptr : &transposed[family.d], switch_native, family.d == express,
+                            family});
     }
     if (candidates.empty()) break;
     tried += static_cast<std::uint32_t>(candidates.size());
@@ -465,6 +528,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.seed = winner->seed;
   result.policy = winner->policy;
   result.sender_order = winner->order;
+  result.aggregated = winner->family.aggregate > 1;
+  result.routed = winner->routed;
   result.candidates = tried;
   if (winner->degree != 0) {
     result.schedule.notes.push_back("switches unwound at degree " + std::to_string(winner->degree));

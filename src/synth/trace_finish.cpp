@@ -101,13 +101,17 @@ void prune_unforwarded(AllGatherTrace& trace, TransferLog& transfers, std::span<
   }
   std::vector<std::uint32_t> new_index(count, kNotDelivered);
   trace.transfers = TransferLog(transfers.block_bits());
+  // A group loses its pruned chunks and keeps its planned time: the replay can only be earlier.
+  std::vector<std::uint32_t> group_of;
   for (std::size_t i = 0; i < count; ++i) {
     if (!keep[i]) continue;
     new_index[i] = static_cast<std::uint32_t>(trace.transfers.size());
     MatchedTransfer kept = transfers[i];
     if (kept.feeder != kNotDelivered) kept.feeder = new_index[kept.feeder];
     trace.transfers.push_back(kept);
+    if (trace.grouped()) group_of.push_back(trace.group_of[i]);
   }
+  if (trace.grouped()) trace.group_of = std::move(group_of);
 }
 
 }  // namespace tenet::synth

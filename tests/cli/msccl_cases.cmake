@@ -56,7 +56,7 @@ tenet_cli_test(msccl_missing_file EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.
 # Options and limits: nothing is written when the file could not load or run.
 tenet_cli_test(msccl_bad_proto EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --proto simple -o never.xml
   STDERR "error: --proto: unknown protocol 'simple' (did you mean 'Simple'?)" NO_FILE ${SCRATCH}/never.xml)
-tenet_cli_test(msccl_too_many_steps EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 40
+tenet_cli_test(msccl_too_many_steps EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --chunks-per-npu 40 --transfers chunk
   --channels 1 -o too-long.xml
   STDERR "the runtime runs at most 256 per threadblock: spread each connection over 3 channels (--channels 3)"
   NO_FILE ${SCRATCH}/too-long.xml)

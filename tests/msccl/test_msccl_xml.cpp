@@ -467,7 +467,8 @@ std::string writer_error(const Schedule& schedule, const Topology& topology, con
 TEST_CASE("Schedules past the runtime's limits get the limit and a change that works", "[msccl]") {
   SECTION("256 steps per threadblock: more channels") {
     const Topology mesh = shipped("mesh-3x3");
-    const Schedule schedule = synthesize(mesh, collective_of(CollectiveKind::kAllReduce, 40), {}).schedule;
+    const Schedule schedule =
+        synthesize(mesh, collective_of(CollectiveKind::kAllReduce, 40), chunk_by_chunk()).schedule;
     MscclWriteOptions one_channel;
     one_channel.channels = 1;
     const std::string error = writer_error(schedule, mesh, one_channel);
@@ -486,7 +487,8 @@ TEST_CASE("Schedules past the runtime's limits get the limit and a change that w
   }
   SECTION("4095 XML nodes per rank: fewer chunks per NPU") {
     const Topology torus = shipped("torus-4x4");
-    const Schedule schedule = synthesize(torus, collective_of(CollectiveKind::kAllReduce, 70), {}).schedule;
+    const Schedule schedule =
+        synthesize(torus, collective_of(CollectiveKind::kAllReduce, 70), chunk_by_chunk()).schedule;
     const std::string error = writer_error(schedule, torus, {});
     INFO(error);
     CHECK(error.find("the runtime's reader loads at most 4095 per rank: use fewer chunks per NPU") !=
@@ -496,8 +498,9 @@ TEST_CASE("Schedules past the runtime's limits get the limit and a change that w
     REQUIRE(chunks < 70);
     MscclWriteOptions options;
     options.channels = std::max(1u, suggested(error, "--channels"));
-    CHECK(write_and_verify(synthesize(torus, collective_of(CollectiveKind::kAllReduce, chunks), {}).schedule, torus,
-                           options) == "ok");
+    CHECK(write_and_verify(
+              synthesize(torus, collective_of(CollectiveKind::kAllReduce, chunks), chunk_by_chunk()).schedule, torus,
+              options) == "ok");
   }
   SECTION("16-bit chunk offsets") {
     const Topology ring = one_way_ring(3);

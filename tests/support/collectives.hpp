@@ -9,10 +9,18 @@
 #include "tenet/collective.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/simulator.hpp"
+#include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
 
 namespace tenet::testing {
+
+/// Synthesis in the paper's model: one chunk per transfer, hop by hop.
+inline SynthOptions chunk_by_chunk() {
+  SynthOptions options;
+  options.transfers = TransferPlanning::kChunk;
+  return options;
+}
 
 inline Topology shipped(const std::string& name) {
   return load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");

@@ -12,6 +12,8 @@
 #include "tenet/topology/generators.hpp"
 #include "tenet/verify/verifier.hpp"
 
+#include "../support/collectives.hpp"
+
 using namespace tenet;
 
 namespace {
@@ -25,7 +27,8 @@ SynthResult synthesized(const Topology& topology, CollectiveKind kind) {
   Collective collective;
   collective.kind = kind;
   collective.size_bytes = 1 << 24;
-  return synthesize(topology, collective, {});
+  // Chunk by chunk, so the schedule is large enough to be replayed in slices.
+  return synthesize(topology, collective, tenet::testing::chunk_by_chunk());
 }
 
 /// The schedule with the dependencies of `dropped` removed; everything else as it was.

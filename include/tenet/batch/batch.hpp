@@ -77,6 +77,7 @@ struct BatchIdentity {
   std::uint64_t size_bytes = 0;
   std::string chunks_per_npu = "auto";  ///< as given: auto or a number
   std::string switches = "auto";
+  std::string transfers = "auto";
   std::uint64_t seed = 0;
   std::string policy;
   std::string scenarios;           ///< the --scenarios value as given

@@ -61,9 +61,20 @@ enum class SwitchPlanning {
 /// each way, which is what reaches the per-port bound on trees.
 enum class SenderOrder { kAny, kNearFirst, kFarFirst, kRingFirst };
 
+/// What shapes of transfer the synthesizer plans.
+enum class TransferPlanning {
+  /// One chunk per transfer hop by hop, and where alphas matter also aggregated transfers (all
+  /// the chunks a link is given at an event, one alpha) and routed ones (straight between
+  /// members, cut through the NPUs between): the fastest on the network wins.
+  kAuto,
+  /// One chunk per transfer, hop by hop: the TACOS paper's model.
+  kChunk,
+};
+
 struct SynthOptions {
   SynthPolicy policy = SynthPolicy::kTenet;
   SwitchPlanning switches = SwitchPlanning::kAuto;
+  TransferPlanning transfers = TransferPlanning::kAuto;
   /// Try several chunk counts per NPU (1, 2, 4, 8, as far as the transfers stay few enough) and
   /// keep the fastest; otherwise use the collective's chunks_per_npu.
   bool auto_chunks = false;
@@ -96,7 +107,11 @@ struct SynthResult {
   std::uint64_t seed = 0;                        ///< the seed whose schedule won
   SynthPolicy policy = SynthPolicy::kTenet;      ///< the matching rule whose schedule won
   SenderOrder sender_order = SenderOrder::kAny;  ///< switch-native: the variant that won
-  std::uint32_t candidates = 0;                  ///< schedules synthesized and compared
+  /// The winner's transfers may carry several chunks each (one alpha for all of them).
+  bool aggregated = false;
+  /// The winner's transfers go straight between members, routed through the NPUs between.
+  bool routed = false;
+  std::uint32_t candidates = 0;  ///< schedules synthesized and compared
   /// Bytes and busy time per link of the input topology, from the replay.
   std::vector<LinkLoad> link_loads;
 };
