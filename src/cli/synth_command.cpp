@@ -97,8 +97,10 @@ void run_synth(const SynthCommandOptions& options) {
         switches += " (its plan on the unwound links: " + format_time_us(extra["unwound_plan_us"].get<double>()) + ")";
         if (extra["winning_rule"] == "tacos" && options.policy != "tacos")
           switches += "; the paper's matching rule won";
-      } else {
+      } else if (extra.contains("sender_order")) {
         switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
+      } else {
+        switches += " (transfers straight between members, timed on the physical links)";
       }
       facts.add_row({"switches", switches});
     }

@@ -37,6 +37,7 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   std::string switches = "none";
   if (synthesized.switch_native) switches = "native";
   if (synthesized.unwind_degree != 0) switches = "unwound at degree " + std::to_string(synthesized.unwind_degree);
+  if (synthesized.routed && topology.switch_count() > 0) switches = "routed through";
   result.extra = {{"chunks_per_npu", synthesized.chunks_per_npu},
                   {"chunks_per_npu_auto", options.auto_chunks},
                   {"switches", switches},

@@ -14,7 +14,7 @@
 
 namespace tenet::synth {
 
-/// The express topology of `members` on `topology` (point-to-point, every member reachable):
+/// The express topology of `members` on `topology` (every member reachable from every other):
 /// the same NPU ids, a link from every member to every other.
 Topology express_topology(const Topology& topology, const std::vector<NodeId>& members);
 

@@ -390,15 +390,16 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       planned_on.push_back(std::move(candidate));
     }
   }
-  // Where alphas matter on point-to-point links, routed transfers (express.hpp): planned on a
-  // virtual link per pair of members, cut through the NPUs between.
+  // Where alphas matter, routed transfers (express.hpp): planned on a virtual link per pair of
+  // members, cut through the NPUs (or switches) between.
   const double largest_chunk = static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()) /
                                static_cast<double>(chunk_counts.front());
   const bool aggregating = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
                            alpha_matters(topology, largest_chunk, kAggregateAlphaShare);
+  // The densest unwinding, when there are unwindings.
+  const std::size_t densest = planned_on.size() - 1;
   std::optional<std::size_t> express;
-  if (aggregating && !switched && members.size() <= kExpressMembers &&
-      alpha_matters(topology, largest_chunk, kExpressAlphaShare)) {
+  if (aggregating && members.size() <= kExpressMembers && alpha_matters(topology, largest_chunk, kExpressAlphaShare)) {
     express = planned_on.size();
     degrees.push_back(0);
     planned_on.push_back(synth::express_topology(topology, members));
@@ -434,7 +435,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // switch groups it can win outright. So when unwinding, the default also runs the paper's
   // rule once, on the densest unwinding tried, and keeps whichever is faster.
   if (options.policy == SynthPolicy::kTenet && unwinding) {
-    families.push_back({SenderOrder::kAny, degrees.size() - 1, SynthPolicy::kTacos, options.seed});
+    families.push_back({SenderOrder::kAny, densest, SynthPolicy::kTacos, options.seed});
   }
   // On point-to-point links of mixed speeds the paper's rule, cheapest link first, can keep the
   // slow links busier than tenet's weighing of faster paths does (the TACOS suite's heterogeneous
@@ -448,7 +449,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   std::vector<std::size_t> aggregated_on;
   if (aggregating && !switched) aggregated_on.push_back(0);
   if (express) aggregated_on.push_back(*express);
-  if (aggregating && unwinding) aggregated_on.push_back(degrees.size() - 1);
+  if (aggregating && unwinding) aggregated_on.push_back(densest);
   for (std::size_t d : aggregated_on) {
     for (double wait : {0.0, kAggregateWait})
       families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, wait});
@@ -472,7 +473,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
     std::vector<Candidate> candidates;
     for (const Family& family : active) {
-      const bool switch_native = switched && degrees[family.d] == 0;
+      const bool switch_native = switched && degrees[family.d] == 0 && family.d != express;
       if (native && !switch_native && !routable) continue;
       candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy, &planned_on[family.d],
                             transposed.empty() ? nullptr : &transposed[family.d], switch_native, family.d == express,
