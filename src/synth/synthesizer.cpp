@@ -78,11 +78,18 @@ constexpr std::uint32_t kAggregateAll = ~std::uint32_t{0};
 /// alpha for data about to arrive (at 4 KiB on an 8x8 torus waiting saves an alpha in eight; at
 /// 1 MiB leaving at once is 2% faster).
 constexpr double kAggregateWait = 0.5;
-/// Routed (express) candidates plan on a virtual link per ordered pair of members: up to this
-/// many members (65,280 virtual links), and where alphas are at least this share of a chunk's
-/// time (cutting through saves serializations, which matter less the larger the chunks).
+/// Chunk counts the aggregated search tries at most (1, 2, 4): aggregating already amortizes the
+/// alphas that smaller chunks would multiply.
+constexpr std::size_t kAggregatedRounds = 3;
+/// Routed (express) candidates plan on a virtual link per ordered pair of members, where alphas
+/// are at least kExpressAlphaShare of a chunk's time (cutting through saves serializations, which
+/// matter less the larger the chunks). Past kExpressCheapMembers members they cost up to a second
+/// (65,280 virtual links at 256), so there only where alphas are nearly all (a 16x16 torus at
+/// 64 KiB: 8.04 us routed, 8.55 hop by hop), and never past kExpressMembers.
+constexpr std::size_t kExpressCheapMembers = 128;
 constexpr std::size_t kExpressMembers = 256;
-constexpr double kExpressAlphaShare = 0.25;
+constexpr double kExpressAlphaShare = 0.5;
+constexpr double kExpressLargeAlphaShare = 0.9;
 /// A candidate apart from its chunk count.
 struct Family {
   SenderOrder order = SenderOrder::kAny;  ///< switch-native variant (run_switch_all_gather)
@@ -399,7 +406,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // The densest unwinding, when there are unwindings.
   const std::size_t densest = planned_on.size() - 1;
   std::optional<std::size_t> express;
-  if (aggregating && members.size() <= kExpressMembers && alpha_matters(topology, largest_chunk, kExpressAlphaShare)) {
+  const double express_share = members.size() <= kExpressCheapMembers ? kExpressAlphaShare : kExpressLargeAlphaShare;
+  if (aggregating && members.size() <= kExpressMembers && alpha_matters(topology, largest_chunk, express_share)) {
     express = planned_on.size();
     degrees.push_back(0);
     planned_on.push_back(synth::express_topology(topology, members));
@@ -450,9 +458,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (aggregating && !switched) aggregated_on.push_back(0);
   if (express) aggregated_on.push_back(*express);
   if (aggregating && unwinding) aggregated_on.push_back(densest);
+  std::vector<Family> aggregated_families;
   for (std::size_t d : aggregated_on) {
     for (double wait : {0.0, kAggregateWait})
-      families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, wait});
+      aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, wait});
   }
 
   // Chunk counts go in rounds, doubling: every family at the first, then the best few (a beam) at
@@ -461,66 +470,73 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   SynthResult result;
   double best_time = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
-  std::vector<Family> active = families;
   std::uint32_t tried = 0;
-  int rounds_without_gain = 0;
-  double work = 0.0;  // transfers planned so far
-  for (std::size_t round = 0; round < chunk_counts.size() && !active.empty(); ++round) {
-    const std::uint32_t chunks = chunk_counts[round];
-    // Unwound plans are scored by routing them through the switches; beside switch-native ones
-    // only while that stays affordable.
-    const bool routable =
-        transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
-    std::vector<Candidate> candidates;
-    for (const Family& family : active) {
-      const bool switch_native = switched && degrees[family.d] == 0 && family.d != express;
-      if (native && !switch_native && !routable) continue;
-      candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy, &planned_on[family.d],
-                            transposed.empty() ? nullptr : &transposed[family.d], switch_native, family.d == express,
-                            family});
+  auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds) {
+    std::vector<Family> active = start;
+    int rounds_without_gain = 0;
+    double work = 0.0;  // transfers planned so far
+    for (std::size_t round = 0; round < std::min(max_rounds, chunk_counts.size()) && !active.empty(); ++round) {
+      const std::uint32_t chunks = chunk_counts[round];
+      // Unwound plans are scored by routing them through the switches; beside switch-native ones
+      // only while that stays affordable.
+      const bool routable =
+          transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
+      std::vector<Candidate> candidates;
+      for (const Family& family : active) {
+        const bool switch_native = switched && degrees[family.d] == 0 && family.d != express;
+        if (native && !switch_native && !routable) continue;
+        candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy,
+                              &planned_on[family.d], transposed.empty() ? nullptr : &transposed[family.d],
+                              switch_native, family.d == express, family});
+      }
+      if (candidates.empty()) break;
+      tried += static_cast<std::uint32_t>(candidates.size());
+      work += static_cast<double>(candidates.size()) * transfers_with(chunks);
+      RoundResult outcome =
+          run_round(topology, collective, members, candidates, options, switched && (native || routable),
+                    switched ? std::numeric_limits<double>::infinity() : best_time);
+      const bool improved = outcome.best < candidates.size() && outcome.time_us < best_time;
+      if (improved) {
+        best_time = outcome.time_us;
+        winner = candidates[outcome.best];
+        result.schedule = std::move(outcome.schedule);
+        result.plan_us = outcome.plan_us;
+        result.link_loads = std::move(outcome.link_loads);
+      }
+      rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
+      if (!options.auto_chunks || rounds_without_gain == patience) break;
+      if (round + 1 < chunk_counts.size() &&
+          work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(chunk_counts[round + 1]) >
+              kSearchTransfers) {
+        break;
+      }
+      if (round + 1 < chunk_counts.size() &&
+          work + static_cast<double>(start.size()) * transfers_with(chunk_counts[round + 1]) <= kExhaustiveTransfers) {
+        continue;  // still every family
+      }
+      // The beam: the families of the fastest few of this round, and the fastest of each way of
+      // planning on switches (native, unwound), fastest first (ties: earlier).
+      std::vector<std::size_t> order(candidates.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return outcome.scores[a] < outcome.scores[b]; });
+      active.clear();
+      bool native_kept = false;
+      bool unwound_kept = false;
+      for (std::size_t i : order) {
+        if (!std::isfinite(outcome.scores[i])) break;
+        const bool first_of_kind = candidates[i].switch_native ? !native_kept : !unwound_kept;
+        if (active.size() >= kBeam && !first_of_kind) continue;
+        active.push_back(candidates[i].family);
+        (candidates[i].switch_native ? native_kept : unwound_kept) = true;
+      }
     }
-    if (candidates.empty()) break;
-    tried += static_cast<std::uint32_t>(candidates.size());
-    work += static_cast<double>(candidates.size()) * transfers_with(chunks);
-    RoundResult outcome =
-        run_round(topology, collective, members, candidates, options, switched && (native || routable),
-                  switched ? std::numeric_limits<double>::infinity() : best_time);
-    const bool improved = outcome.best < candidates.size() && outcome.time_us < best_time;
-    if (improved) {
-      best_time = outcome.time_us;
-      winner = candidates[outcome.best];
-      result.schedule = std::move(outcome.schedule);
-      result.plan_us = outcome.plan_us;
-      result.link_loads = std::move(outcome.link_loads);
-    }
-    rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
-    if (!options.auto_chunks || rounds_without_gain == kPatience) break;
-    if (round + 1 < chunk_counts.size() &&
-        work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(chunk_counts[round + 1]) >
-            kSearchTransfers) {
-      break;
-    }
-    if (round + 1 < chunk_counts.size() &&
-        work + static_cast<double>(families.size()) * transfers_with(chunk_counts[round + 1]) <= kExhaustiveTransfers) {
-      continue;  // still every family
-    }
-    // The beam: the families of the fastest few of this round, and the fastest of each way of
-    // planning on switches (native, unwound), fastest first (ties: earlier).
-    std::vector<std::size_t> order(candidates.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return outcome.scores[a] < outcome.scores[b]; });
-    active.clear();
-    bool native_kept = false;
-    bool unwound_kept = false;
-    for (std::size_t i : order) {
-      if (!std::isfinite(outcome.scores[i])) break;
-      const bool first_of_kind = candidates[i].switch_native ? !native_kept : !unwound_kept;
-      if (active.size() >= kBeam && !first_of_kind) continue;
-      active.push_back(candidates[i].family);
-      (candidates[i].switch_native ? native_kept : unwound_kept) = true;
-    }
-  }
+  };
+  search(families, kPatience, chunk_counts.size());
+  // Aggregated and routed candidates search on their own, after: the search above stays what it
+  // was (their rounds would crowd its beam and budgets), and on point-to-point links they stop as
+  // soon as they pass its best. A few chunk counts, while each is faster than the last.
+  search(aggregated_families, 1, kAggregatedRounds);
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
   result.time_us = best_time;
   result.unwind_degree = winner->degree;
