@@ -361,7 +361,8 @@ void register_batch_command(CLI::App& app) {
                     "allgather, reducescatter or allreduce (default allreduce)");
   batch->add_option("--size", options->collective.size, "Collective size n, e.g. 64MiB (default 64MiB)");
   batch->add_option("--chunks-per-npu", options->collective.chunks_per_npu,
-                    "Chunks per NPU: auto (default: the fastest of 1, 2, 4, 8) or 1 to 65536");
+                    "Chunks per NPU: auto (default: 1, 2, 4, ... up to 64 while larger counts keep paying off; the "
+                    "fastest wins) or 1 to 65536");
   batch->add_option("--scenarios", options->scenarios,
                     "all-npus | all-links | random-links:K:M[:SEED] | random-npus:K:M[:SEED] | FILE.json");
   batch->add_option("--baselines", options->baselines,

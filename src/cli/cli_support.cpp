@@ -85,7 +85,8 @@ void add_collective_options(CLI::App* command, CollectiveOptions& options, bool 
                       "Run a sub-collective among these NPUs (file ids), e.g. 0-3,8; the others only forward");
   if (chunks) {
     command->add_option("--chunks-per-npu", options.chunks_per_npu,
-                        "Chunks each NPU's block is cut into: auto (default: the fastest of 1, 2, 4, 8) or 1 to 65536");
+                        "Chunks each NPU's block is cut into: auto (default: 1, 2, 4, ... up to 64 while larger counts "
+                        "keep paying off; the fastest wins) or 1 to 65536");
   }
 }
 

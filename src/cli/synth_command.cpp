@@ -86,7 +86,9 @@ void run_synth(const SynthCommandOptions& options) {
     facts.add_row({"chunks per NPU", std::to_string(chunks) + (loaded.auto_chunks ? " (auto)" : "")});
     if (extra["transfers_carry"] != "one chunk" || extra["transfers_routed"] == true) {
       std::string carry;
-      if (extra["transfers_carry"] != "one chunk") carry = "aggregated: each carries every chunk it is given at once";
+      const std::string carries = extra["transfers_carry"].get<std::string>();
+      if (carries == "aggregated chunks") carry = "aggregated: each carries every chunk it is given at once";
+      if (carries != "one chunk" && carries != "aggregated chunks") carry = "aggregated: each carries " + carries;
       if (extra["transfers_routed"] == true)
         carry += std::string(carry.empty() ? "" : "; ") + "routed: straight between members, through the NPUs between";
       facts.add_row({"transfers", carry});

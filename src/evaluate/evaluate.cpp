@@ -45,7 +45,10 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                   {"seed", synthesized.seed},
                   {"candidates", synthesized.candidates},
                   {"unwind_degree", synthesized.unwind_degree},
-                  {"transfers_carry", synthesized.aggregated ? "aggregated chunks" : "one chunk"},
+                  {"transfers_carry", !synthesized.aggregated ? "one chunk"
+                                      : synthesized.max_chunks_per_transfer == 0
+                                          ? "aggregated chunks"
+                                          : "up to " + std::to_string(synthesized.max_chunks_per_transfer) + " chunks"},
                   {"transfers_routed", synthesized.routed}};
   if (synthesized.switch_native) {
     const SenderOrder order = synthesized.sender_order;

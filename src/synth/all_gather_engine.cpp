@@ -445,30 +445,16 @@ class Engine {
   void match_aggregated(NodeId v, std::uint32_t event, Scratch& scratch) {
     if (aggregate_wait_ > 0.0) hold_links_about_to_gain(event, scratch);
     const std::size_t links = std::min(scratch.free_links.size(), kMaxAggregatedLinks);
-    const std::size_t base = static_cast<std::size_t>(v) * words_;
     scratch.offers.clear();
     scratch.offered.resize(links);
     scratch.load.assign(links, 0);
     std::array<std::size_t, kMaxAggregatedLinks + 1> by_choices{};
-    for (std::size_t w = 0; w < words_; ++w) {
-      const std::uint64_t missing = ~have_[base + w];
-      if (missing == 0) continue;
-      std::uint64_t any = 0;
-      for (std::size_t i = 0; i < links; ++i) {
-        const LinkId link = scratch.free_links[i].link;
-        std::uint64_t bits = holds_[static_cast<std::size_t>(topology_.link(link).src) * words_ + w] & missing;
-        for (std::uint32_t f = faster_offsets_[link]; f < faster_offsets_[link + 1] && bits != 0; ++f) {
-          bits &= ~have_[static_cast<std::size_t>(faster_sources_[f]) * words_ + w];
-        }
-        scratch.offered[i] = bits;
-        any |= bits;
-      }
-      for (; any != 0; any &= any - 1) {
-        const std::uint64_t bit = any & (~any + 1);
-        std::uint64_t choices = 0;
-        for (std::size_t i = 0; i < links; ++i) choices |= (scratch.offered[i] & bit) != 0 ? std::uint64_t{1} << i : 0;
-        scratch.offers.push_back({static_cast<ChunkId>(w * 64 + std::countr_zero(bit)), choices});
-        ++by_choices[static_cast<std::size_t>(std::popcount(choices))];
+    // Only the words v has not completed (the summary's set bits), as best_offer does.
+    const std::uint64_t* wanted = want_words_.data() + static_cast<std::size_t>(v) * summary_words_;
+    for (std::size_t s = 0; s < summary_words_; ++s) {
+      for (std::uint64_t mask = wanted[s]; mask != 0; mask &= mask - 1) {
+        const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(mask));
+        collect_offers(v, w, links, scratch, by_choices);
       }
     }
     // Fewest choices first (a counting sort: stable, so chunk order within a count).
@@ -525,6 +511,30 @@ class Engine {
       }
     }
     scratch.free_links.resize(kept);
+  }
+
+  /// The chunks of word w that v lacks and some of its first `links` free in-links can bring,
+  /// each with the set of those links (as bits), counted by how many can bring it.
+  void collect_offers(NodeId v, std::size_t w, std::size_t links, Scratch& scratch,
+                      std::array<std::size_t, kMaxAggregatedLinks + 1>& by_choices) const {
+    const std::uint64_t missing = ~have_[static_cast<std::size_t>(v) * words_ + w];
+    std::uint64_t any = 0;
+    for (std::size_t i = 0; i < links; ++i) {
+      const LinkId link = scratch.free_links[i].link;
+      std::uint64_t bits = holds_[static_cast<std::size_t>(topology_.link(link).src) * words_ + w] & missing;
+      for (std::uint32_t f = faster_offsets_[link]; f < faster_offsets_[link + 1] && bits != 0; ++f) {
+        bits &= ~have_[static_cast<std::size_t>(faster_sources_[f]) * words_ + w];
+      }
+      scratch.offered[i] = bits;
+      any |= bits;
+    }
+    for (; any != 0; any &= any - 1) {
+      const std::uint64_t bit = any & (~any + 1);
+      std::uint64_t choices = 0;
+      for (std::size_t i = 0; i < links; ++i) choices |= (scratch.offered[i] & bit) != 0 ? std::uint64_t{1} << i : 0;
+      scratch.offers.push_back({static_cast<ChunkId>(w * 64 + std::countr_zero(bit)), choices});
+      ++by_choices[static_cast<std::size_t>(std::popcount(choices))];
+    }
   }
 
   /// Called in the parallel phase: touches only v's slots and v's in-link's idle flag.

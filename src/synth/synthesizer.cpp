@@ -81,6 +81,8 @@ constexpr double kAggregateWait = 0.5;
 /// Chunk counts the aggregated search tries at most (1, 2, 4): aggregating already amortizes the
 /// alphas that smaller chunks would multiply.
 constexpr std::size_t kAggregatedRounds = 3;
+/// Every aggregated family runs while a chunk-by-chunk schedule has at most this many transfers.
+constexpr double kAggregatedFamiliesUpTo = 1e6;
 /// Routed (express) candidates plan on a virtual link per ordered pair of members, where alphas
 /// are at least kExpressAlphaShare of a chunk's time (cutting through saves serializations, which
 /// matter less the larger the chunks). Past kExpressCheapMembers members they cost up to a second
@@ -459,7 +461,15 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (express) aggregated_on.push_back(*express);
   if (aggregating && unwinding) aggregated_on.push_back(densest);
   std::vector<Family> aggregated_families;
+  // On large networks only the family that wins there (up to 8 chunks a transfer: mesh-32x32 and
+  // torus-64x64 all-gather of 64 MiB), each run costing seconds.
+  const bool few_aggregated = transfers_with(chunk_counts.front()) > kAggregatedFamiliesUpTo;
   for (std::size_t d : aggregated_on) {
+    if (few_aggregated) {
+      if (d != express)
+        aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, 8, 0.0});
+      continue;
+    }
     for (double wait : {0.0, kAggregateWait})
       aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, wait});
     // Capped, a link leaves chunks for the in-links that free up next: more alphas, better balance
@@ -554,6 +564,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.policy = winner->policy;
   result.sender_order = winner->order;
   result.aggregated = winner->family.aggregate > 1;
+  result.max_chunks_per_transfer = winner->family.aggregate == kAggregateAll ? 0 : winner->family.aggregate;
   result.routed = winner->routed;
   result.candidates = tried;
   if (winner->degree != 0) {

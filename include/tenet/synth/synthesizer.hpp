@@ -107,8 +107,10 @@ struct SynthResult {
   std::uint64_t seed = 0;                        ///< the seed whose schedule won
   SynthPolicy policy = SynthPolicy::kTenet;      ///< the matching rule whose schedule won
   SenderOrder sender_order = SenderOrder::kAny;  ///< switch-native: the variant that won
-  /// The winner's transfers may carry several chunks each (one alpha for all of them).
+  /// The winner's transfers may carry several chunks each (one alpha for all of them): at most
+  /// max_chunks_per_transfer, 0 for as many as the link is given.
   bool aggregated = false;
+  std::uint32_t max_chunks_per_transfer = 1;
   /// The winner's transfers go straight between members, routed through the NPUs between.
   bool routed = false;
   std::uint32_t candidates = 0;  ///< schedules synthesized and compared
