@@ -6,7 +6,9 @@
 // link into it just freed, or a neighbour behind an idle link just received data) is "dirty", and
 // each dirty destination matches its free in-links to chunks: link u->v may carry a chunk u holds
 // and v neither holds nor already has on the way. A link carries one chunk at a time, for
-// alpha + chunk / bandwidth, rounded up to a picosecond.
+// alpha + chunk / bandwidth, rounded up to a picosecond; or, aggregated (max_chunks_per_transfer
+// above 1), one transfer of k chunks for alpha + k chunk / bandwidth, logged as k entries of one
+// group (AllGatherTrace::group_of).
 //
 // Parallelism without nondeterminism. Link u->v only feeds v, so destinations never compete:
 // within one event every dirty destination is matched independently against state frozen at the

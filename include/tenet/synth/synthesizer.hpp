@@ -4,7 +4,8 @@
 //
 // All-gather is synthesized on a time-expanded network (TEN): at every event time (a link
 // becoming free, or data arriving next to an idle link) each free link u->v is matched to a chunk
-// u holds and v still wants; one chunk per link at a time. Reduce-scatter is the time-reversed
+// u holds and v still wants; one chunk per link at a time, or, where alphas matter, several in
+// one transfer (aggregated), or straight between members through the nodes between (routed). Reduce-scatter is the time-reversed
 // all-gather on the transposed graph (Sec. IV-H); all-reduce is reduce-scatter then all-gather.
 // On a network with switches the matching runs on the physical links themselves by default
 // (switch-native: a transfer through switches holds every link of its route, src/synth/fabric.hpp),
