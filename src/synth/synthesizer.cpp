@@ -489,9 +489,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   double best_time = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
   std::uint32_t tried = 0;
-  // `keep_stopped`: families whose run stopped early (branch and bound) stay eligible for the
-  // beam, after the finished ones.
-  auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds, bool keep_stopped) {
+  // `every_family`: no beam, every family at every count (within the transfer budget).
+  auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds, bool every_family) {
     std::vector<Family> active = start;
     int rounds_without_gain = 0;
     double work = 0.0;  // transfers planned so far
@@ -512,9 +511,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       if (candidates.empty()) break;
       tried += static_cast<std::uint32_t>(candidates.size());
       work += static_cast<double>(candidates.size()) * transfers_with(chunks);
-      RoundResult outcome =
-          run_round(topology, collective, members, candidates, options, switched && (native || routable),
-                    switched ? std::numeric_limits<double>::infinity() : best_time);
+      const bool replay_all = switched && (native || routable);
+      RoundResult outcome = run_round(topology, collective, members, candidates, options, replay_all,
+                                      switched ? std::numeric_limits<double>::infinity() : best_time);
       const bool improved = outcome.best < candidates.size() && outcome.time_us < best_time;
       if (improved) {
         best_time = outcome.time_us;
@@ -530,21 +529,27 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
               kSearchTransfers) {
         break;
       }
-      if (round + 1 < chunk_counts.size() &&
-          work + static_cast<double>(start.size()) * transfers_with(chunk_counts[round + 1]) <= kExhaustiveTransfers) {
+      if (every_family || (round + 1 < chunk_counts.size() &&
+                           work + static_cast<double>(start.size()) * transfers_with(chunk_counts[round + 1]) <=
+                               kExhaustiveTransfers)) {
         continue;  // still every family
       }
       // The beam: the families of the fastest few of this round, and the fastest of each way of
-      // planning on switches (native, unwound), fastest first (ties: earlier).
+      // planning on switches (native, unwound), fastest first (ties: earlier). Under branch and
+      // bound (plans scored, not replays) which losers stopped early, and so which have a score,
+      // depends on thread timing; only the winner's is certain. There the beam is the winner and
+      // then the others in family order, so the search does not depend on the threads.
+      std::vector<double> rank = outcome.scores;
+      for (std::size_t i = 0; i < rank.size() && !replay_all; ++i) {
+        if (i != outcome.best) rank[i] = std::numeric_limits<double>::infinity();
+      }
       std::vector<std::size_t> order(candidates.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return outcome.scores[a] < outcome.scores[b]; });
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank[a] < rank[b]; });
       active.clear();
       bool native_kept = false;
       bool unwound_kept = false;
       for (std::size_t i : order) {
-        if (!std::isfinite(outcome.scores[i]) && !keep_stopped) break;
         const bool first_of_kind = candidates[i].switch_native ? !native_kept : !unwound_kept;
         if (active.size() >= kBeam && !first_of_kind) continue;
         active.push_back(candidates[i].family);
@@ -555,7 +560,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   search(families, kPatience, chunk_counts.size(), false);
   // Aggregated and routed candidates search on their own, after: the search above stays what it
   // was (their rounds would crowd its beam and budgets), and on point-to-point links they stop as
-  // soon as they pass its best. A few chunk counts, until two in a row gain nothing.
+  // soon as they pass its best. A few chunk counts, every family at each (which wins changes with
+  // the count), until two in a row gain nothing.
   search(aggregated_families, 2, kAggregatedRounds, true);
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
   result.time_us = best_time;
