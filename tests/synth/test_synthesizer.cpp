@@ -42,13 +42,21 @@ TEST_CASE("TACOS Fig. 15: all-gather on a 3x3 mesh takes 4 link times", "[synth]
   CHECK(result.schedule.size() == 9 * 8);  // every NPU receives each other chunk exactly once
 }
 
-TEST_CASE("TACOS Fig. 11: the asymmetric 4-NPU example finishes in 3 link times", "[synth]") {
-  // Fig. 11(a): 0 -> 1 -> 2 -> 3 -> 0 one way, plus 1 <-> 3 both ways; homogeneous links.
-  Topology topology = parse_topology(R"({"npus": 4, "defaults": {"latency_us": 1, "bandwidth_GBps": 1000},
+namespace {
+
+/// TACOS Fig. 11(a): 0 -> 1 -> 2 -> 3 -> 0 one way, plus 1 <-> 3 both ways; homogeneous links.
+Topology fig11_topology() {
+  return parse_topology(R"({"npus": 4, "defaults": {"latency_us": 1, "bandwidth_GBps": 1000},
       "links": [{"src": 0, "dst": 1, "bidirectional": false}, {"src": 1, "dst": 2, "bidirectional": false},
                 {"src": 2, "dst": 3, "bidirectional": false}, {"src": 3, "dst": 0, "bidirectional": false},
                 {"src": 1, "dst": 3}]})",
-                                     "fig11.json");
+                        "fig11.json");
+}
+
+}  // namespace
+
+TEST_CASE("TACOS Fig. 11: the asymmetric 4-NPU example finishes in 3 link times", "[synth]") {
+  const Topology topology = fig11_topology();
   const SynthResult result =
       synthesize(topology, make_collective(CollectiveKind::kAllGather, 4000, 1), chunk_by_chunk());
   require_verified(topology, result);
@@ -62,11 +70,7 @@ TEST_CASE("TACOS Fig. 11 with routed transfers finishes in 2 link times", "[synt
   // As above; every transfer may now go straight to its destination, cut through the NPUs
   // between (2 us of alphas on a 2-hop route plus one 1000 B serialization), instead of
   // queueing for NPU 2's one in-link.
-  Topology topology = parse_topology(R"({"npus": 4, "defaults": {"latency_us": 1, "bandwidth_GBps": 1000},
-      "links": [{"src": 0, "dst": 1, "bidirectional": false}, {"src": 1, "dst": 2, "bidirectional": false},
-                {"src": 2, "dst": 3, "bidirectional": false}, {"src": 3, "dst": 0, "bidirectional": false},
-                {"src": 1, "dst": 3}]})",
-                                     "fig11.json");
+  const Topology topology = fig11_topology();
   const SynthResult result = synthesize(topology, make_collective(CollectiveKind::kAllGather, 4000, 1), {});
   require_verified(topology, result);
   CHECK(result.routed);
