@@ -75,6 +75,7 @@ struct Scratch {
   std::vector<Offer> ordered;
   std::vector<std::uint64_t> offered;
   std::vector<std::uint32_t> load;
+  std::vector<FreeLink> spare_links;
 };
 
 /// Aggregated matching tells at most this many free in-links of one destination apart at an
@@ -446,6 +447,7 @@ class Engine {
   /// is bringing (as best_offer does). Cost: words x free links, plus the chunks placed.
   void match_aggregated(NodeId v, std::uint32_t event, Scratch& scratch) {
     if (aggregate_wait_ > 0.0) hold_links_about_to_gain(event, scratch);
+    if (scratch.free_links.size() > kMaxAggregatedLinks) put_offering_links_first(v, scratch);
     const std::size_t links = std::min(scratch.free_links.size(), kMaxAggregatedLinks);
     scratch.offers.clear();
     scratch.offered.resize(links);
@@ -513,6 +515,31 @@ class Engine {
       }
     }
     scratch.free_links.resize(kept);
+  }
+
+  /// Past kMaxAggregatedLinks free in-links (express topologies: one per member), the ones whose
+  /// source holds something v lacks go first, in their order, so links with nothing to offer do
+  /// not take the places of links with something (and v matches something whenever it can).
+  void put_offering_links_first(NodeId v, Scratch& scratch) const {
+    const std::uint64_t* had = have_.data() + static_cast<std::size_t>(v) * words_;
+    auto offers_something = [&](const FreeLink& free) {
+      const std::uint64_t* offered = holds_.data() + static_cast<std::size_t>(topology_.link(free.link).src) * words_;
+      for (std::size_t w = 0; w < words_; ++w) {
+        if ((offered[w] & ~had[w]) != 0) return true;
+      }
+      return false;
+    };
+    scratch.spare_links.clear();
+    std::size_t kept = 0;
+    for (const FreeLink& free : scratch.free_links) {
+      if (offers_something(free)) {
+        scratch.free_links[kept++] = free;
+      } else {
+        scratch.spare_links.push_back(free);
+      }
+    }
+    std::copy(scratch.spare_links.begin(), scratch.spare_links.end(),
+              scratch.free_links.begin() + static_cast<std::ptrdiff_t>(kept));
   }
 
   /// The chunks of word w that v lacks and some of its first `links` free in-links can bring,
