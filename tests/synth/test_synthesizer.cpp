@@ -336,3 +336,29 @@ TEST_CASE("routed plans past 64 in-links per member verify", "[synth]") {
   CHECK(result.routed);
   CHECK(result.time_us == Approx(simulate(mesh, result.schedule).time_us).epsilon(1e-9));
 }
+
+TEST_CASE("aggregated and routed searches give the same schedule on 1 and 2 threads", "[synth]") {
+  // The automatic chunk search with branch and bound, its beam, and the aggregated and routed
+  // families: which runs stop early depends on the threads, the result must not.
+  struct Case {
+    const char* topology;
+    CollectiveKind kind;
+    std::uint64_t size;
+  };
+  for (const Case& c :
+       {Case{"torus-8x8", CollectiveKind::kAllReduce, 4096}, Case{"torus-8x8", CollectiveKind::kReduceScatter, 1 << 20},
+        Case{"torus-16x16", CollectiveKind::kAllGather, 16 << 20},
+        Case{"fat-tree-8x4", CollectiveKind::kAllReduce, 4096}}) {
+    const Topology topology = shipped(c.topology);
+    if (!swept(topology.npu_count())) continue;
+    INFO(c.topology << " " << collective_name(c.kind) << " " << c.size);
+    SynthOptions options;
+    options.auto_chunks = true;
+    auto render = [&](std::size_t threads) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      const SynthResult result = synthesize(topology, make_collective(c.kind, c.size), options);
+      return schedule_to_text(result.schedule, topology);
+    };
+    CHECK(render(1) == render(2));
+  }
+}
