@@ -74,9 +74,9 @@ constexpr double kSearchTransfers = 1.5e6;
 /// search.
 constexpr double kAggregateAlphaShare = 0.05;
 constexpr std::uint32_t kAggregateAll = ~std::uint32_t{0};
-/// Aggregated candidates run twice: links leaving at once, and waiting up to this share of their
-/// alpha for data about to arrive (at 4 KiB on an 8x8 torus waiting saves an alpha in eight; at
-/// 1 MiB leaving at once is 2% faster).
+/// Unlimited aggregated candidates run twice: links leaving at once, and waiting up to this share
+/// of their alpha for data about to arrive (at 4 KiB on an 8x8 torus waiting saves an alpha in
+/// eight; at 1 MiB leaving at once is 2% faster).
 constexpr double kAggregateWait = 0.5;
 /// Chunk counts the aggregated search tries at most (1, 2, 4): aggregating already amortizes the
 /// alphas that smaller chunks would multiply.
@@ -98,7 +98,7 @@ struct Family {
   std::size_t d = 0;                      ///< index of the topology it plans on (degrees, planned_on)
   SynthPolicy policy = SynthPolicy::kTenet;
   std::uint64_t seed = 0;
-  /// Chunks one transfer may carry (point-to-point engine): 1, or kAggregateAll.
+  /// Chunks one transfer may carry (point-to-point engine): 1, a cap, or kAggregateAll.
   std::uint32_t aggregate = 1;
   /// Aggregated: how long a link waits for data about to reach its source (AllGatherProblem).
   double aggregate_wait = 0.0;
