@@ -45,7 +45,7 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                   {"seed", synthesized.seed},
                   {"candidates", synthesized.candidates},
                   {"unwind_degree", synthesized.unwind_degree},
-                  {"transfers_carry", !synthesized.aggregated ? "one chunk"
+                  {"transfers_carry", !synthesized.aggregated() ? "one chunk"
                                       : synthesized.max_chunks_per_transfer == 0
                                           ? "aggregated chunks"
                                           : "up to " + std::to_string(synthesized.max_chunks_per_transfer) + " chunks"},

@@ -791,10 +791,6 @@ std::uint32_t event_at(const std::vector<Tick>& event_times, std::uint32_t start
 }
 }  // namespace
 
-std::uint32_t AllGatherTrace::end_event(const MatchedTransfer& transfer) const {
-  return event_at(event_times, transfer.event, link_ticks[transfer.link]);
-}
-
 std::uint32_t AllGatherTrace::end_event_of(std::size_t i) const {
   const MatchedTransfer& transfer = transfers[i];
   return event_at(event_times, transfer.event, grouped() ? group_ticks[group_of[i]] : link_ticks[transfer.link]);

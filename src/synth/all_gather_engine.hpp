@@ -118,8 +118,6 @@ struct AllGatherTrace {
 
   bool grouped() const { return !group_of.empty(); }
   Tick start_of(const MatchedTransfer& transfer) const { return event_times[transfer.event]; }
-  /// The event at which a transfer of an ungrouped trace ends.
-  std::uint32_t end_event(const MatchedTransfer& transfer) const;
   /// The event at which entry i ends (its group's end in a grouped trace).
   std::uint32_t end_event_of(std::size_t i) const;
 };

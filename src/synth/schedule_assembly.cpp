@@ -149,11 +149,21 @@ std::vector<std::vector<TransferId>> append_grouped_reduce_scatter(Schedule& sch
   for (std::size_t g = 0; g < groups; ++g) {
     for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) ordinal[i] = static_cast<std::uint32_t>(g);
   }
-  // Per group, the groups that forwarded what it delivered: reversed, the reductions it waits for.
-  std::vector<std::vector<std::uint32_t>> children(groups);
+  // Per group, the groups that forwarded what it delivered (reversed, the reductions it waits
+  // for), in one flat array: group g's are children[child_offsets[g] .. child_offsets[g + 1]).
+  std::vector<std::uint32_t> child_offsets(groups + 1, 0);
   for (std::size_t j = 0; j < count; ++j) {
     const std::uint32_t feeder = trace.transfers[j].feeder;
-    if (feeder != kNotDelivered) children[ordinal[feeder]].push_back(ordinal[j]);
+    if (feeder != kNotDelivered) ++child_offsets[ordinal[feeder] + 1];
+  }
+  for (std::size_t g = 0; g < groups; ++g) child_offsets[g + 1] += child_offsets[g];
+  std::vector<std::uint32_t> children(child_offsets.back());
+  {
+    std::vector<std::uint32_t> fill(child_offsets.begin(), child_offsets.end() - 1);
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::uint32_t feeder = trace.transfers[j].feeder;
+      if (feeder != kNotDelivered) children[fill[ordinal[feeder]]++] = ordinal[j];
+    }
   }
   const Placement placement = place(schedule, topology, trace, true);
   const TransferId first_id = static_cast<TransferId>(schedule.size());
@@ -164,7 +174,9 @@ std::vector<std::vector<TransferId>> append_grouped_reduce_scatter(Schedule& sch
     const TransferId id = first_id + static_cast<TransferId>(groups - 1 - g);
     chunks.clear();
     deps.clear();
-    for (std::uint32_t child : children[g]) deps.add(first_id + static_cast<TransferId>(groups - 1 - child));
+    for (std::uint32_t c = child_offsets[g]; c < child_offsets[g + 1]; ++c) {
+      deps.add(first_id + static_cast<TransferId>(groups - 1 - children[c]));
+    }
     for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
       const MatchedTransfer& entry = trace.transfers[i];
       chunks.push_back(entry.chunk);
@@ -223,7 +235,7 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
         const MatchedTransfer& transfer = trace.transfers[begin + i];
         const TransferId id = room.first_id + static_cast<TransferId>(i);
         write_transfer(schedule, room, i, placement, transfer, TransferKind::kCopy, time_base + transfer.event,
-                       time_base + trace.end_event(transfer));
+                       time_base + trace.end_event_of(begin + i));
         if (transfer.feeder != kNotDelivered) {
           *schedule.dep_slots(id) = first_id + transfer.feeder;
         } else if (!ready.empty()) {
@@ -299,8 +311,8 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
         const MatchedTransfer& transfer = trace.transfers[i];
         // On the transpose, link l runs from topology's link l destination to its source: the
         // reversal runs on link l as `topology` has it.
-        write_transfer(schedule, room, k, placement, transfer, TransferKind::kReduce,
-                       time_base + trace.end_event(transfer), time_base + transfer.event);
+        write_transfer(schedule, room, k, placement, transfer, TransferKind::kReduce, time_base + trace.end_event_of(i),
+                       time_base + transfer.event);
         TransferId* deps = schedule.dep_slots(room.first_id + static_cast<TransferId>(k));
         for (std::uint32_t c = child_offsets[i]; c < child_offsets[i + 1]; ++c) {
           *deps++ = first_id + static_cast<TransferId>(count - 1 - children[c]);

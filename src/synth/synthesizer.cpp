@@ -571,7 +571,6 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.seed = winner->seed;
   result.policy = winner->policy;
   result.sender_order = winner->order;
-  result.aggregated = winner->family.aggregate > 1;
   result.max_chunks_per_transfer = winner->family.aggregate == kAggregateAll ? 0 : winner->family.aggregate;
   result.routed = winner->routed;
   result.candidates = tried;

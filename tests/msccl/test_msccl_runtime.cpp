@@ -195,7 +195,7 @@ TEST_CASE("Aggregated and routed schedules run from their MSCCL XML within 20% o
       for (std::uint64_t size : {std::uint64_t{4} << 10, std::uint64_t{1} << 20}) {
         INFO(name << " " << collective_name(kind) << " " << size);
         const SynthResult synthesized = synthesize(topology, make_collective(kind, size), {});
-        if (synthesized.aggregated || synthesized.routed) ++aggregated;
+        if (synthesized.aggregated() || synthesized.routed) ++aggregated;
         const MscclWritten written = write_msccl_xml(synthesized.schedule, topology, {});
         CHECK(written.time_us <= synthesized.time_us * 1.2);
         CHECK(verify_msccl_xml(written.text, &topology).ok);

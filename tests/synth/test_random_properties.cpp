@@ -136,7 +136,7 @@ void check_properties(const RandomCase& random, const Topology& topology, const 
   CHECK(replay.time_us >= bound.total_us * (1 - 1e-9));
   // Point to point, a schedule of one chunk per transfer hop by hop lives in the model
   // chunked_lower_bound_us bounds.
-  if (topology.switch_count() == 0 && !result.aggregated && !result.routed)
+  if (topology.switch_count() == 0 && !result.aggregated() && !result.routed)
     CHECK(replay.time_us >= chunked_lower_bound_us(topology, collective) * (1 - 1e-9));
 
   // The schedule file reads back as the same schedule.

@@ -62,7 +62,7 @@ TEST_CASE("TACOS Fig. 11: the asymmetric 4-NPU example finishes in 3 link times"
   require_verified(topology, result);
   // A chunk takes 1 us + 1000 B / 1000 GB/s = 1.001 us; NPU 2 has one in-link and needs 3 chunks.
   CHECK(result.time_us == Approx(3 * 1.001).epsilon(1e-9));
-  CHECK_FALSE(result.aggregated);
+  CHECK_FALSE(result.aggregated());
   CHECK_FALSE(result.routed);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("synthesized schedules verify on every small shipped topology, collect
           require_verified(topology, result);
           CHECK(result.chunks_per_npu == chunks);
           if (switches == SwitchPlanning::kUnwind) CHECK(!result.switch_native);
-          if (topology.switch_count() == 0 && !result.aggregated && !result.routed) {
+          if (topology.switch_count() == 0 && !result.aggregated() && !result.routed) {
             CHECK(result.time_us >=
                   chunked_lower_bound_us(topology, make_collective(kind, 1 << 20, chunks)) * (1 - 1e-9));
           }
@@ -268,7 +268,7 @@ TEST_CASE("collectives where alphas matter aggregate chunks into one transfer pe
   const SynthResult chunked = synthesize(torus, collective, chunk_by_chunk());
   const SynthResult result = synthesize(torus, collective, {});
   require_verified(torus, result);
-  CHECK(result.aggregated);
+  CHECK(result.aggregated());
   CHECK(result.time_us < chunked.time_us * 0.95);
   std::uint32_t largest = 0;
   for (TransferId id = 0; id < result.schedule.size(); ++id)
@@ -284,7 +284,7 @@ TEST_CASE("small collectives reach the latency bound on a torus", "[synth]") {
   const Collective collective = make_collective(CollectiveKind::kAllGather, 4096);
   const SynthResult result = synthesize(torus, collective, {});
   require_verified(torus, result);
-  CHECK((result.aggregated || result.routed));
+  CHECK((result.aggregated() || result.routed));
   CHECK(result.time_us < 4.1);
   CHECK(synthesize(torus, collective, chunk_by_chunk()).time_us > 8.0);
 }

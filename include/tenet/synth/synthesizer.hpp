@@ -108,15 +108,16 @@ struct SynthResult {
   std::uint64_t seed = 0;                        ///< the seed whose schedule won
   SynthPolicy policy = SynthPolicy::kTenet;      ///< the matching rule whose schedule won
   SenderOrder sender_order = SenderOrder::kAny;  ///< switch-native: the variant that won
-  /// The winner's transfers may carry several chunks each (one alpha for all of them): at most
-  /// max_chunks_per_transfer, 0 for as many as the link is given.
-  bool aggregated = false;
+  /// Chunks one of the winner's transfers may carry (one alpha for all of them): 1, a cap, or 0
+  /// for as many as its link is given.
   std::uint32_t max_chunks_per_transfer = 1;
   /// The winner's transfers go straight between members, routed through the NPUs between.
   bool routed = false;
   std::uint32_t candidates = 0;  ///< schedules synthesized and compared
   /// Bytes and busy time per link of the input topology, from the replay.
   std::vector<LinkLoad> link_loads;
+
+  bool aggregated() const { return max_chunks_per_transfer != 1; }
 };
 
 /// Synthesizes `collective` on `topology`. Deterministic for given options, whatever the thread
