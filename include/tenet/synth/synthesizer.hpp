@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,15 @@ struct SynthOptions {
   unsigned log_block_bits = 22;
 };
 
+/// What the spanning-tree method (src/synth/tree_packing.hpp) built, when its schedule won.
+struct TreeSummary {
+  std::uint32_t units_per_member = 0;  ///< tree units each member's data is cut into
+  double unit_GBps = 0.0;              ///< bandwidth one unit gets on every link it crosses
+  double share_of_optimal = 0.0;       ///< units x unit bandwidth over the cut bound's rate
+  std::uint32_t pieces = 0;            ///< pipeline pieces per unit
+  std::size_t trees = 0;               ///< distinct trees (both directions for all-reduce)
+};
+
 struct SynthResult {
   /// On the input topology: its links, routes through its switches (switch-native), or neither
   /// (unwound: routed by the simulator). Times are those of the replay on the real network.
@@ -113,6 +123,8 @@ struct SynthResult {
   std::uint32_t max_chunks_per_transfer = 1;
   /// The winner's transfers go straight between members, routed through the NPUs between.
   bool routed = false;
+  /// Set when the spanning-tree method won over the greedy matching.
+  std::optional<TreeSummary> trees;
   std::uint32_t candidates = 0;  ///< schedules synthesized and compared
   /// Bytes and busy time per link of the input topology, from the replay.
   std::vector<LinkLoad> link_loads;

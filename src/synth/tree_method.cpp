@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include "tree_method.hpp"
+
+#include <limits>
+
+#include <tbb/parallel_for.h>
+
+#include "schedule_assembly.hpp"
+#include "tenet/sim/cut_bound.hpp"
+#include "tree_schedule.hpp"
+
+namespace tenet::synth {
+namespace {
+
+/// Chunks per member tried (a unit's pieces are these over the units per member): the pipeline's
+/// fill costs (depth - 1) pieces' time and each piece an alpha; the replay picks.
+constexpr std::uint32_t kChunkCounts[] = {16, 32, 64, 128};
+
+/// r*: the rate at which each member's data can reach every other (cut bandwidth / members
+/// outside the binding cut), for data flowing as `kind` needs.
+double optimal_rate_GBps(const Topology& topology, CollectiveKind kind, const std::vector<NodeId>& members) {
+  const CutBound cut = cut_bound(topology, kind, members);
+  if (cut.members_outside == 0) return 0.0;
+  return cut.cut_bandwidth_GBps / cut.members_outside;
+}
+
+/// The trees of one choice of units, for each direction the collective needs.
+struct Packed {
+  TreeUnits units;
+  std::optional<TreePacking> gather;
+  std::optional<TreePacking> reduce;
+};
+
+}  // namespace
+
+std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
+                                                      std::uint64_t size_bytes, const std::vector<NodeId>& members,
+                                                      double max_transfers) {
+  const bool gathers = kind != CollectiveKind::kReduceScatter;
+  const bool reduces = kind != CollectiveKind::kAllGather;
+  const Topology transposed = transpose(topology);
+  double optimal = std::numeric_limits<double>::infinity();
+  if (gathers) optimal = std::min(optimal, optimal_rate_GBps(topology, CollectiveKind::kAllGather, members));
+  if (reduces) optimal = std::min(optimal, optimal_rate_GBps(topology, CollectiveKind::kReduceScatter, members));
+  const std::vector<TreeUnits> offered =
+      gathers ? choose_tree_units(topology, reduces ? &transposed : nullptr, members, optimal)
+              : choose_tree_units(transposed, nullptr, members, optimal);
+  std::vector<Packed> packed(offered.size());
+  tbb::parallel_for(std::size_t{0}, offered.size(), [&](std::size_t i) {
+    packed[i].units = offered[i];
+    if (gathers) packed[i].gather = pack_trees(topology, members, offered[i]);
+    if (reduces) packed[i].reduce = pack_trees(transposed, members, offered[i]);
+  });
+
+  // Every packing that worked, at every chunk count within the transfer budget.
+  struct Trial {
+    const Packed* packed;
+    std::uint32_t pieces;
+  };
+  std::vector<Trial> trials;
+  const double phases = gathers && reduces ? 2.0 : 1.0;
+  const double members_count = static_cast<double>(members.size());
+  for (const Packed& choice : packed) {
+    if ((gathers && !choice.gather) || (reduces && !choice.reduce)) continue;
+    const std::uint32_t units = choice.units.per_member;
+    std::uint32_t previous = 0;
+    for (std::uint32_t chunks : kChunkCounts) {
+      const std::uint32_t pieces = std::max<std::uint32_t>(1, chunks / units);
+      if (pieces == previous || phases * units * pieces * members_count * (members_count - 1.0) > max_transfers)
+        continue;
+      trials.push_back({&choice, pieces});
+      previous = pieces;
+    }
+  }
+  if (trials.empty()) return std::nullopt;
+  std::vector<TreeMethodResult> results(trials.size());
+  SimOptions replay_options;
+  replay_options.record_times = true;
+  tbb::parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) {
+    const Packed& choice = *trials[i].packed;
+    TreeMethodResult& result = results[i];
+    result.schedule = tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,
+                                    choice.reduce ? &*choice.reduce : nullptr, trials[i].pieces);
+    result.replay = simulate(topology, result.schedule, replay_options);
+    result.units = choice.units;
+    result.pieces = trials[i].pieces;
+    result.trees =
+        (choice.gather ? choice.gather->trees.size() : 0) + (choice.reduce ? choice.reduce->trees.size() : 0);
+  });
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    if (results[i].replay.time_us < results[best].replay.time_us) best = i;
+  }
+  TreeMethodResult& winner = results[best];
+  winner.schedule.retime(winner.replay.start_us, winner.replay.end_us);
+  winner.replay.start_us = {};
+  winner.replay.end_us = {};
+  winner.tried = static_cast<std::uint32_t>(results.size());
+  return std::move(winner);
+}
+
+}  // namespace tenet::synth

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The tree packing (tree_packing.hpp) as one of the synthesizer's methods: pack, lay the
+// collective on the trees at a few pipeline depths, replay each on the real network, keep the
+// fastest. Private to src/synth.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tenet/collective.hpp"
+#include "tenet/schedule/schedule.hpp"
+#include "tenet/sim/simulator.hpp"
+#include "tree_packing.hpp"
+
+namespace tenet::synth {
+
+struct TreeMethodResult {
+  Schedule schedule;  ///< retimed by its replay
+  SimResult replay;
+  TreeUnits units;
+  std::uint32_t pieces = 0;
+  std::size_t trees = 0;    ///< distinct trees packed (both directions for all-reduce)
+  std::uint32_t tried = 0;  ///< schedules built and replayed
+};
+
+/// The fastest tree schedule of `kind`, or std::nullopt where trees cannot be packed (see
+/// pack_trees) or would need more than `max_transfers` transfers at the fewest pieces.
+std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
+                                                      std::uint64_t size_bytes, const std::vector<NodeId>& members,
+                                                      double max_transfers);
+
+}  // namespace tenet::synth

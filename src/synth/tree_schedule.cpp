@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+#include "tree_schedule.hpp"
+
+#include <algorithm>
+
+namespace tenet::synth {
+namespace {
+
+/// The first of each tree's units among its root's (a root's trees share out its units in order).
+std::vector<std::uint32_t> first_units(const TreePacking& packing, std::size_t members) {
+  std::vector<std::uint32_t> first(packing.trees.size());
+  std::vector<std::uint32_t> next(members, 0);
+  for (std::size_t t = 0; t < packing.trees.size(); ++t) {
+    first[t] = next[packing.trees[t].root];
+    next[packing.trees[t].root] += packing.trees[t].units;
+  }
+  return first;
+}
+
+/// Where each tree's chains of transfers (one per unit and edge) start in a flat array.
+std::vector<std::size_t> chain_offsets(const TreePacking& packing) {
+  std::vector<std::size_t> offsets(packing.trees.size() + 1, 0);
+  for (std::size_t t = 0; t < packing.trees.size(); ++t)
+    offsets[t + 1] = offsets[t] + static_cast<std::size_t>(packing.trees[t].units) * packing.trees[t].edges.size();
+  return offsets;
+}
+
+double route_alpha_us(const Topology& topology, const std::vector<LinkId>& route) {
+  double alpha = 0.0;
+  for (LinkId link : route) alpha += topology.link(link).latency_us;
+  return alpha;
+}
+
+std::uint32_t deepest(const PackedTree& tree) {
+  return tree.depth.empty() ? 0 : *std::max_element(tree.depth.begin(), tree.depth.end());
+}
+
+}  // namespace
+
+Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
+                       const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
+                       std::uint32_t pieces) {
+  const TreePacking& packing = gather != nullptr ? *gather : *reduce;
+  const std::uint32_t chunks_per_member = packing.units.per_member * pieces;
+  Schedule schedule(kind, size_bytes, members, chunks_per_member, "synth");
+  auto chunk_of = [&](std::uint32_t root, std::uint32_t unit, std::uint32_t piece) {
+    return root * chunks_per_member + unit * pieces + piece;
+  };
+  // One pipeline step: a chunk over the slowest route at a unit's bandwidth.
+  double alpha = 0.0;
+  for (const TreePacking* part : {gather, reduce}) {
+    if (part == nullptr) continue;
+    for (const std::vector<LinkId>& route : part->routes) alpha = std::max(alpha, route_alpha_us(topology, route));
+  }
+  const double step = alpha + schedule.chunk_bytes() / (packing.units.unit_GBps * 1e3);
+  std::vector<TransferId> deps;
+  std::vector<std::vector<TransferId>> owner_reductions;
+  double offset = 0.0;
+
+  if (reduce != nullptr) {
+    std::vector<RouteId> routes;
+    for (std::vector<LinkId> route : reduce->routes) {
+      std::reverse(route.begin(), route.end());
+      routes.push_back(schedule.add_route(route));
+    }
+    const std::vector<std::uint32_t> first = first_units(*reduce, members.size());
+    const std::vector<std::size_t> chains = chain_offsets(*reduce);
+    std::vector<TransferId> last(chains.back(), ~TransferId{0});
+    std::vector<std::vector<TransferId>> into(topology.node_count());
+    if (gather != nullptr) owner_reductions.resize(static_cast<std::size_t>(members.size()) * chunks_per_member);
+    std::uint32_t depth = 0;
+    for (std::uint32_t piece = 0; piece < pieces; ++piece) {
+      for (std::size_t t = 0; t < reduce->trees.size(); ++t) {
+        const PackedTree& tree = reduce->trees[t];
+        const std::uint32_t tree_depth = deepest(tree);
+        depth = std::max(depth, tree_depth);
+        for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
+          const ChunkId chunk = chunk_of(tree.root, first[t] + unit, piece);
+          // Leaves first: an edge's child collects its own children's reductions before it sends.
+          for (std::size_t e = tree.edges.size(); e-- > 0;) {
+            const TreeEdge& edge = tree.edges[e];
+            TransferId& chain = last[chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e];
+            deps = into[edge.child];
+            if (chain != ~TransferId{0}) deps.push_back(chain);
+            const double start = (piece + tree_depth - tree.depth[e]) * step;
+            chain = schedule.add(edge.child, edge.parent, TransferKind::kReduce, {&chunk, 1}, deps, start, start + step,
+                                 Schedule::on_route(routes[edge.route]));
+            into[edge.parent].push_back(chain);
+            into[edge.child].clear();
+          }
+          const NodeId owner = members[tree.root];
+          if (gather != nullptr) owner_reductions[chunk] = into[owner];
+          into[owner].clear();
+        }
+      }
+    }
+    offset = (pieces + depth) * step;
+  }
+
+  if (gather != nullptr) {
+    std::vector<RouteId> routes;
+    for (const std::vector<LinkId>& route : gather->routes) routes.push_back(schedule.add_route(route));
+    const std::vector<std::uint32_t> first = first_units(*gather, members.size());
+    const std::vector<std::size_t> chains = chain_offsets(*gather);
+    std::vector<TransferId> last(chains.back(), ~TransferId{0});
+    std::vector<TransferId> delivered(topology.node_count(), ~TransferId{0});
+    for (std::uint32_t piece = 0; piece < pieces; ++piece) {
+      for (std::size_t t = 0; t < gather->trees.size(); ++t) {
+        const PackedTree& tree = gather->trees[t];
+        for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
+          const ChunkId chunk = chunk_of(tree.root, first[t] + unit, piece);
+          const NodeId owner = members[tree.root];
+          for (std::size_t e = 0; e < tree.edges.size(); ++e) {
+            const TreeEdge& edge = tree.edges[e];
+            TransferId& chain = last[chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e];
+            deps.clear();
+            if (edge.parent != owner) {
+              deps.push_back(delivered[edge.parent]);
+            } else if (!owner_reductions.empty()) {
+              deps = owner_reductions[chunk];
+            }
+            if (chain != ~TransferId{0}) deps.push_back(chain);
+            const double start = offset + (piece + tree.depth[e] - 1) * step;
+            chain = schedule.add(edge.parent, edge.child, TransferKind::kCopy, {&chunk, 1}, deps, start, start + step,
+                                 Schedule::on_route(routes[edge.route]));
+            delivered[edge.child] = chain;
+          }
+        }
+      }
+    }
+  }
+  return schedule;
+}
+
+}  // namespace tenet::synth

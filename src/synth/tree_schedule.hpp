@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Packed trees (tree_packing.hpp) as a Schedule. Private to src/synth.
+//
+// Each member's data is cut into units.per_member x pieces chunks: a unit per tree unit, each
+// unit in `pieces` pieces that follow one another down every edge of its tree (a pipeline: a
+// piece leaves a node once it has arrived there and the piece before it has left on that edge).
+// Every unit is its own chain of transfers on each edge, so the max-min fair network gives a tree
+// of multiplicity m m shares of every link it crosses, which is what the packing counted.
+// All-gather broadcasts down the out-trees; reduce-scatter reduces up the in-trees packed on the
+// transposed network (leaves first: a node passes a piece on once every child's piece reduced
+// into it); all-reduce does both, a chunk's broadcast waiting for its reductions into its owner.
+// Transfers name their routes through the network. Planned times are a uniform pipeline estimate;
+// the synthesizer retimes the winner by its replay.
+
+#include <cstdint>
+#include <vector>
+
+#include "tenet/collective.hpp"
+#include "tenet/schedule/schedule.hpp"
+#include "tree_packing.hpp"
+
+namespace tenet::synth {
+
+/// `gather` is required for all-gather and all-reduce, `reduce` (packed on the transpose) for
+/// reduce-scatter and all-reduce; both with the same units.
+Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
+                       const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
+                       std::uint32_t pieces);
+
+}  // namespace tenet::synth
