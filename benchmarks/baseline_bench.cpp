@@ -4,9 +4,10 @@
 // The reference case is a 1,024-NPU torus at 1 GiB, where direct alone has 2.1 million
 // routed flows.
 //
-//   tenet_baseline_bench TOPOLOGY.json [allreduce|allgather|reducescatter] [SIZE] [ALGORITHM...]
+//   tenet_baseline_bench [--general] TOPOLOGY.json [allreduce|allgather|reducescatter] [SIZE] [ALGORITHM...]
 //
-// Defaults: allreduce, 1GiB, every baseline.
+// Defaults: allreduce, 1GiB, every baseline. --general simulates without the symmetric quotient
+// (SimOptions::use_symmetry), to time the general path on tori.
 
 #include <algorithm>
 #include <chrono>
@@ -47,6 +48,11 @@ tenet::CollectiveKind parse_kind(const std::string& name) {
 int main(int argc, char** argv) {
   using namespace tenet;
   try {
+    const bool general = argc > 1 && std::string(argv[1]) == "--general";
+    if (general) {
+      --argc;
+      ++argv;
+    }
     if (argc < 2) throw InputError("", "TOPOLOGY", "usage: tenet_baseline_bench TOPOLOGY.json [COLLECTIVE] [SIZE]");
     const Topology topology = load_topology(argv[1]);
     Collective collective;
@@ -71,6 +77,7 @@ int main(int argc, char** argv) {
       started = Clock::now();
       SimOptions options;
       options.record_times = true;  // as compare and baseline run it
+      options.use_symmetry = !general;
       const SimResult result = simulate(topology, baseline.schedule, options);
       const double simulated = seconds_since(started);
       std::printf("%-14s %10zu %10.2f %10.2f %10.2f %14.3f %9.0f%s\n", algorithm.c_str(), baseline.schedule.size(),
