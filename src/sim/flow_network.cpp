@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <utility>
 
 #include "tenet/common/units.hpp"
 #include "tolerances.hpp"
@@ -15,13 +16,25 @@ constexpr double kNoLevel = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(const Topology& topology, const RouteTable& routes)
-    : routes_(routes),
-      shift_(static_cast<std::uint32_t>(std::countr_zero(std::bit_ceil(routes.max_hops())))),
+namespace {
+
+std::vector<double> link_capacities(const Topology& topology) {
+  std::vector<double> capacity(topology.link_count());
+  for (LinkId id = 0; id < capacity.size(); ++id) capacity[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
+  return capacity;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(const Topology& topology, const RoutePaths& paths)
+    : FlowNetwork(link_capacities(topology), paths) {}
+
+FlowNetwork::FlowNetwork(std::vector<double> capacity, const RoutePaths& paths)
+    : paths_(paths),
+      shift_(static_cast<std::uint32_t>(std::countr_zero(std::bit_ceil(paths.max_hops)))),
+      capacity_(std::move(capacity)),
       ended_level_(kNoLevel) {
-  const std::size_t links = topology.link_count();
-  capacity_.resize(links);
-  for (LinkId id = 0; id < links; ++id) capacity_[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
+  const std::size_t links = capacity_.size();
   members_.resize(links);
   stamp_.assign(links, 0);
   residual_.assign(links, 0.0);
@@ -55,7 +68,7 @@ FlowId FlowNetwork::start(TransferId transfer, RouteId route, double bytes, doub
   remaining_[flow] = bytes;
   rate_[flow] = 0.0;
   updated_[flow] = now;
-  const auto links = routes_.links(route);
+  const auto links = paths_.of(route);
   for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
     const LinkId link = links[hop];
     const std::uint32_t member = flow << shift_ | hop;
@@ -73,7 +86,7 @@ FlowId FlowNetwork::start(TransferId transfer, RouteId route, double bytes, doub
 
 void FlowNetwork::finish(FlowId flow, double now) {
   heap_remove(flow);
-  const auto links = routes_.links(route_[flow]);
+  const auto links = paths_.of(route_[flow]);
   for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
     const LinkId link = links[hop];
     const std::uint32_t member = flow << shift_ | hop;
@@ -107,7 +120,7 @@ void FlowNetwork::settle(double now) {
   // least its smallest equal share, capacity / flows, over its links.
   double level = ended_level_;
   for (FlowId flow : started_) {
-    for (LinkId link : routes_.links(route_[flow]))
+    for (LinkId link : paths_.of(route_[flow]))
       level = std::min(level, capacity_[link] / static_cast<double>(members_[link].size()));
   }
   level *= 1.0 - kLevelMargin;
@@ -146,7 +159,7 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
       if (flow_stamp_[flow] == epoch_) continue;
       flow_stamp_[flow] = epoch_;
       component_flows_.push_back(flow);
-      for (LinkId link : routes_.links(route_[flow])) {
+      for (LinkId link : paths_.of(route_[flow])) {
         if (stamp_[link] == epoch_) continue;
         stamp_[link] = epoch_;
         component_links_.push_back(link);
@@ -160,11 +173,12 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
 void FlowNetwork::fill_component(double level) {
   if (component_flows_.empty()) return;
   if (component_flows_.size() == 1) {
-    // One flow to place: it takes the least that is left on its links. Alone on its route (a
-    // ring, a synthesized schedule: the common case) that is exactly its slowest link.
+    // One flow to place: it takes the least that is left on its links, shared among its own
+    // namings of a link (one on physical links). Alone on its route (a ring, a synthesized
+    // schedule: the common case) that is exactly its slowest link.
     const FlowId flow = component_flows_.front();
     double rate = kNoLevel;
-    for (LinkId link : routes_.links(route_[flow])) rate = std::min(rate, residual_[link]);
+    for (LinkId link : paths_.of(route_[flow])) rate = std::min(rate, residual_[link] / unfrozen_[link]);
     new_rate_[flow] = std::max(rate, level);
     return;
   }
@@ -206,7 +220,7 @@ void FlowNetwork::fill_component(double level) {
       if (flow_stamp_[flow] != epoch_ || new_rate_[flow] >= 0.0) continue;  // kept, or frozen
       new_rate_[flow] = share;
       --rising;
-      for (LinkId link : routes_.links(route_[flow])) {
+      for (LinkId link : paths_.of(route_[flow])) {
         residual_[link] -= share;
         --unfrozen_[link];
       }

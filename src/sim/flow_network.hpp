@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "route_table.hpp"
+#include "route_paths.hpp"
 #include "tenet/sim/simulator.hpp"
 
 namespace tenet::sim {
@@ -16,7 +16,12 @@ using FlowId = std::uint32_t;
 
 class FlowNetwork {
  public:
-  FlowNetwork(const Topology& topology, const RouteTable& routes);
+  /// Flows on `paths`, whose link ids index `capacity` (bytes per microsecond). A route may name
+  /// a link more than once: it then takes its rate from that link once per naming (the symmetric
+  /// quotient's link orbits, translation_symmetry.hpp).
+  FlowNetwork(std::vector<double> capacity, const RoutePaths& paths);
+  /// Flows on the physical links of `topology`.
+  FlowNetwork(const Topology& topology, const RoutePaths& paths);
 
   /// Starts moving `bytes` (> 0) of `transfer` along `route` at time `now`. The flow has no rate
   /// and no end time until the next settle(), which must come before time advances.
@@ -61,7 +66,7 @@ class FlowNetwork {
   void heap_sift_down(std::size_t index);
   void heap_remove(FlowId flow);
 
-  const RouteTable& routes_;
+  const RoutePaths& paths_;
   /// Membership slots per flow: the longest route rounded up to a power of two, so that a
   /// membership's flow is a shift away (membership = flow << shift_ | hop).
   std::uint32_t shift_;

@@ -27,17 +27,17 @@ std::string transfer_where(TransferId id, const char* field) {
 
 RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, RoutingPolicy policy) {
   const std::uint32_t link_count = topology.link_count();
-  offsets_.resize(std::size_t{link_count} + 1);
-  links_.resize(link_count);
+  paths_.offsets.resize(std::size_t{link_count} + 1);
+  paths_.links.resize(link_count);
   alpha_us_.resize(link_count);
   bottleneck_.resize(link_count);
   for (LinkId id = 0; id < link_count; ++id) {
-    offsets_[id] = id;
-    links_[id] = id;
+    paths_.offsets[id] = id;
+    paths_.links[id] = id;
     alpha_us_[id] = topology.link(id).latency_us;
     bottleneck_[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
   }
-  offsets_[link_count] = link_count;
+  paths_.offsets[link_count] = link_count;
   planned_base_ = link_count;
   for (tenet::RouteId route = 0; route < schedule.route_count(); ++route) {
     const std::span<const LinkId> path = schedule.route_links(route);
@@ -182,19 +182,15 @@ std::size_t RouteTable::slot_of(std::uint64_t wanted) const {
 RouteId RouteTable::lookup(NodeId src, NodeId dst) const { return values_[slot_of(key(src, dst))]; }
 
 RouteId RouteTable::append(std::span<const LinkId> path, const Topology& topology) {
-  const RouteId id = static_cast<RouteId>(alpha_us_.size());
   double alpha = 0.0;
   double bottleneck = bytes_per_us(topology.link(path.front()).bandwidth_GBps);
   for (LinkId link : path) {
-    links_.push_back(link);
     alpha += topology.link(link).latency_us;
     bottleneck = std::min(bottleneck, bytes_per_us(topology.link(link).bandwidth_GBps));
   }
-  offsets_.push_back(links_.size());
   alpha_us_.push_back(alpha);
   bottleneck_.push_back(bottleneck);
-  max_hops_ = std::max<std::uint32_t>(max_hops_, static_cast<std::uint32_t>(path.size()));
-  return id;
+  return paths_.append(path);
 }
 
 }  // namespace tenet::sim

@@ -11,13 +11,12 @@
 #include <span>
 #include <vector>
 
+#include "route_paths.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/topology/routing.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet::sim {
-
-using RouteId = std::uint32_t;
 
 class RouteTable {
  public:
@@ -34,15 +33,14 @@ class RouteTable {
     return lookup(transfer.src, transfer.dst);
   }
 
-  std::span<const LinkId> links(RouteId route) const {
-    return {links_.data() + offsets_[route], offsets_[route + 1] - offsets_[route]};
-  }
+  std::span<const LinkId> links(RouteId route) const { return paths_.of(route); }
+  const RoutePaths& paths() const { return paths_; }
   /// Sum of the route's link latencies, in route order.
   double alpha_us(RouteId route) const { return alpha_us_[route]; }
   /// The smallest link bandwidth on the route, bytes per microsecond.
   double bottleneck_bytes_per_us(RouteId route) const { return bottleneck_[route]; }
   /// The longest route, in hops (at least 1).
-  std::uint32_t max_hops() const { return max_hops_; }
+  std::uint32_t max_hops() const { return paths_.max_hops; }
 
  private:
   static std::uint64_t key(NodeId src, NodeId dst) { return (std::uint64_t{src} << 32) | dst; }
@@ -50,11 +48,9 @@ class RouteTable {
   RouteId lookup(NodeId src, NodeId dst) const;
   RouteId append(std::span<const LinkId> path, const Topology& topology);
 
-  std::vector<std::uint64_t> offsets_;
-  std::vector<LinkId> links_;
+  RoutePaths paths_;
   std::vector<double> alpha_us_;
   std::vector<double> bottleneck_;
-  std::uint32_t max_hops_ = 1;
   RouteId planned_base_ = 0;  ///< the schedule's own routes start here, in its order
 
   // Open addressing, linear probing, power-of-two capacity at most half full.

@@ -47,6 +47,13 @@
 //    times. Events a rounding error apart count as one instant (tolerances.hpp).
 // A component is filled with a heap of per-link shares (flow_network.cpp).
 //
+// Symmetry. On a torus where every translation maps the network and the schedule onto
+// themselves (every NPU does the same thing, shifted: direct and bucket collectives), translated
+// transfers have equal times throughout, and the same event loop runs one transfer per orbit on
+// the link orbits instead (translation_symmetry.hpp): 2,046 transfers for a 1,024-NPU direct
+// all-reduce instead of 2.1 million. The symmetry is checked, never assumed; without it the
+// simulation runs as described above.
+//
 // Events. Two heaps, both ordered by (time, transfer id), which is a total order because a
 // transfer has at most one pending event: a plain one for "latency over" and "reduction over",
 // and an indexed one (inside FlowNetwork) for flow ends, whose times move when rates change. A
@@ -75,6 +82,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -82,6 +90,7 @@
 #include "route_table.hpp"
 #include "tenet/common/error.hpp"
 #include "tolerances.hpp"
+#include "translation_symmetry.hpp"
 
 namespace tenet {
 namespace {
@@ -104,6 +113,45 @@ bool later(const TimedEvent& a, const TimedEvent& b) {
   return a.time_us > b.time_us || (a.time_us == b.time_us && a.transfer > b.transfer);
 }
 
+/// What the event loop reads of the transfers it runs: a schedule's own, routed by a RouteTable.
+struct ScheduleTransfers {
+  const Schedule& schedule;
+  const RouteTable& routes;
+
+  std::size_t size() const { return schedule.size(); }
+  std::span<const TransferId> deps(TransferId id) const { return schedule.deps_of(id); }
+  /// The same stored list as the transfer before (ScheduleBuilder::add_sharing_deps).
+  bool shares_previous(TransferId id) const {
+    if (id == 0) return false;
+    const Transfer a = schedule.transfer(id - 1);
+    const Transfer b = schedule.transfer(id);
+    return b.dep_count > 0 && a.dep_count == b.dep_count && a.dep_begin == b.dep_begin;
+  }
+  LinkId link(TransferId id) const { return schedule.link(id); }
+  RouteId route(TransferId id) const { return routes.route_of(schedule.transfer(id)); }
+  double alpha_us(RouteId route) const { return routes.alpha_us(route); }
+  std::uint32_t chunk_count(TransferId id) const { return schedule.transfer(id).chunk_count; }
+  bool reduces(TransferId id) const { return schedule.kind(id) == TransferKind::kReduce; }
+};
+
+/// The same for a symmetric quotient: one transfer per orbit, on link orbits, never on a planned
+/// link (translation_symmetry.hpp).
+struct QuotientTransfers {
+  const Schedule& schedule;
+  const sim::SymmetricQuotient& quotient;
+
+  std::size_t size() const { return quotient.transfers.size(); }
+  std::span<const TransferId> deps(TransferId q) const {
+    return {quotient.deps.data() + quotient.dep_offsets[q], quotient.dep_offsets[q + 1] - quotient.dep_offsets[q]};
+  }
+  bool shares_previous(TransferId) const { return false; }
+  LinkId link(TransferId) const { return kNoLink; }
+  RouteId route(TransferId q) const { return q; }
+  double alpha_us(RouteId route) const { return quotient.alpha_us[route]; }
+  std::uint32_t chunk_count(TransferId q) const { return schedule.transfer(quotient.transfers[q]).chunk_count; }
+  bool reduces(TransferId q) const { return schedule.kind(quotient.transfers[q]) == TransferKind::kReduce; }
+};
+
 /// Who waits for whom, forward, in CSR form: for each transfer, the waiters to notify when it
 /// finishes, ascending. Also checks that dependencies point backwards, which makes the graph
 /// acyclic.
@@ -124,31 +172,25 @@ struct Dependents {
   std::vector<TransferId> group_last;
   std::vector<std::uint32_t> group_waiting;  ///< per group: dependencies not yet finished
 
-  explicit Dependents(const Schedule& schedule) {
-    const std::size_t count = schedule.size();
+  template <class Inputs>
+  explicit Dependents(const Inputs& inputs) {
+    const std::size_t count = inputs.size();
     group_of.assign(count, kSolo);
-    auto shares_previous = [&](TransferId id) {
-      if (id == 0) return false;
-      const Transfer a = schedule.transfer(id - 1);
-      const Transfer b = schedule.transfer(id);
-      return b.dep_count > 0 && a.dep_count == b.dep_count && a.dep_begin == b.dep_begin;
-    };
     offsets.assign(count + 1, 0);
     std::uint64_t total = 0;
     for (TransferId id = 0; id < count; ++id) {
-      const Transfer transfer = schedule.transfer(id);
-      if (shares_previous(id)) {
+      if (inputs.shares_previous(id)) {
         if (group_of[id - 1] == kSolo) {
           group_of[id - 1] = static_cast<std::uint32_t>(group_first.size());
           group_first.push_back(id - 1);
           group_last.push_back(id - 1);
-          group_waiting.push_back(transfer.dep_count);
+          group_waiting.push_back(static_cast<std::uint32_t>(inputs.deps(id).size()));
         }
         group_of[id] = group_of[id - 1];
         group_last[group_of[id]] = id;
         continue;  // the list is the previous transfer's, checked and counted there
       }
-      for (TransferId dep : schedule.deps_of(transfer)) {
+      for (TransferId dep : inputs.deps(id)) {
         if (dep >= id) {
           std::string message = "transfer " + std::to_string(id);
           message += " depends on transfer " + std::to_string(dep);
@@ -165,7 +207,7 @@ struct Dependents {
     // array by one restores the starts without a second array of cursors.
     for (TransferId id = 0; id < count; ++id) {
       if (group_of[id] != kSolo && group_first[group_of[id]] != id) continue;
-      for (TransferId dep : schedule.deps_of(schedule.transfer(id))) ids[offsets[dep]++] = id;
+      for (TransferId dep : inputs.deps(id)) ids[offsets[dep]++] = id;
     }
     for (std::size_t i = count; i > 0; --i) offsets[i] = offsets[i - 1];
     offsets[0] = 0;
@@ -195,8 +237,10 @@ struct LinkQueues {
   std::vector<std::uint64_t> offsets;
   std::vector<TransferId> ids;
   std::vector<std::uint64_t> cursor;
-  bool ordered = true;
+  bool ordered = false;
 
+  /// No queues: every link shared freely.
+  LinkQueues() = default;
   LinkQueues(const Schedule& schedule, std::uint32_t link_count) {
     // Without planned links there are no queues, and the check below would walk every
     // dependency (10^9 for a 1,024-NPU direct all-reduce) for nothing.
@@ -302,45 +346,43 @@ void check_gamma(double gamma_us_per_byte) {
                        got + ")");
 }
 
-SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {
-  const double gamma = options.gamma_us_per_byte;
-  check_gamma(gamma);
-  const RouteTable routes(topology, schedule, options.routing);
-  bool all_on_planned_links = true;
-  for (TransferId id = 0; id < schedule.size() && all_on_planned_links; ++id)
-    all_on_planned_links = schedule.transfer(id).link != kNoLink;
-  if (all_on_planned_links && starts_follow_dependencies(schedule))
-    return replay_alone_on_links(topology, schedule, routes, gamma, options.record_times);
-  Dependents dependents(schedule);
-  const std::size_t count = schedule.size();
-  const double chunk_bytes = schedule.chunk_bytes();
+namespace {
 
-  LinkQueues queues(schedule, topology.link_count());
+struct EventOutcome {
+  double time_us = 0.0;  ///< when the last transfer ended
+  std::vector<double> starts;
+  std::vector<double> ends;
+};
+
+/// The event simulation (see the file comment) of `transfers`, whose routes index `flows`.
+template <class Inputs>
+EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues& queues, FlowNetwork& flows,
+                        double gamma, bool record_times) {
+  Dependents dependents(transfers);
+  const std::size_t count = transfers.size();
   std::vector<std::uint32_t> waiting(count);
   std::vector<TimedEvent> events;
   double now = 0.0;
-  std::vector<double> starts(options.record_times ? count : 0);
-  std::vector<double> ends(options.record_times ? count : 0);
+  EventOutcome outcome;
+  outcome.starts.resize(record_times ? count : 0);
+  outcome.ends.resize(record_times ? count : 0);
   auto issue = [&](TransferId id) {
-    if (options.record_times) starts[id] = now;
-    const RouteId route = routes.route_of(schedule.transfer(id));
-    events.push_back({now + routes.alpha_us(route), id, route});
+    if (record_times) outcome.starts[id] = now;
+    const RouteId route = transfers.route(id);
+    events.push_back({now + transfers.alpha_us(route), id, route});
     std::push_heap(events.begin(), events.end(), later);
   };
   for (TransferId id = 0; id < count; ++id) {
-    const Transfer& transfer = schedule.transfer(id);
-    const std::uint32_t deps = dependents.group_of[id] == Dependents::kSolo ? transfer.dep_count : 1;
-    waiting[id] = deps + (queues.queued_behind(id, transfer.link) ? 1 : 0);
+    const auto deps = dependents.group_of[id] == Dependents::kSolo ? transfers.deps(id).size() : 1;
+    waiting[id] = static_cast<std::uint32_t>(deps) + (queues.queued_behind(id, transfers.link(id)) ? 1 : 0);
     if (waiting[id] == 0) issue(id);
   }
 
-  FlowNetwork flows(topology, routes);
   std::uint64_t finished = 0;
-  double last_end = 0.0;
   auto finish = [&](TransferId id) {
-    if (options.record_times) ends[id] = now;
+    if (record_times) outcome.ends[id] = now;
     ++finished;
-    last_end = std::max(last_end, now);
+    outcome.time_us = std::max(outcome.time_us, now);
     for (std::uint64_t i = dependents.offsets[id]; i < dependents.offsets[id + 1]; ++i) {
       const TransferId next = dependents.ids[i];
       const std::uint32_t group = dependents.group_of[next];
@@ -386,10 +428,9 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
       const FlowNetwork::End end = flows.next_end();
       now = end.time_us;
       flows.finish(end.flow, now);
-      const Transfer& transfer = schedule.transfer(end.transfer);
-      release_link(transfer.link);
-      if (transfer.kind == TransferKind::kReduce && gamma > 0.0) {
-        events.push_back({now + gamma * chunk_bytes * transfer.chunk_count, end.transfer, kReducing});
+      release_link(transfers.link(end.transfer));
+      if (transfers.reduces(end.transfer) && gamma > 0.0) {
+        events.push_back({now + gamma * chunk_bytes * transfers.chunk_count(end.transfer), end.transfer, kReducing});
         std::push_heap(events.begin(), events.end(), later);
       } else {
         finish(end.transfer);
@@ -400,12 +441,11 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
     const TimedEvent event = events.back();
     events.pop_back();
     now = event.time_us;
-    const Transfer& transfer = schedule.transfer(event.transfer);
-    const double bytes = chunk_bytes * transfer.chunk_count;
+    const double bytes = chunk_bytes * transfers.chunk_count(event.transfer);
     if (event.route == kReducing) {
       finish(event.transfer);
     } else if (bytes <= 0.0) {
-      release_link(transfer.link);
+      release_link(transfers.link(event.transfer));
       finish(event.transfer);
     } else {
       flows.start(event.transfer, event.route, bytes, now);
@@ -414,14 +454,64 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   if (finished != count) {
     throw std::logic_error("simulate: " + std::to_string(count - finished) + " transfers never became ready");
   }
+  return outcome;
+}
 
+/// One transfer per orbit on the link orbits; every transfer of an orbit takes its
+/// representative's times and every link its orbit's load (translation_symmetry.hpp).
+SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, const sim::SymmetricQuotient& quotient,
+                            double gamma, bool record_times) {
+  FlowNetwork flows(quotient.orbit_capacity, quotient.routes);
+  LinkQueues no_queues;
+  const EventOutcome outcome =
+      run_events(QuotientTransfers{schedule, quotient}, schedule.chunk_bytes(), no_queues, flows, gamma, record_times);
   SimResult result;
-  result.time_us = last_end;
+  result.time_us = outcome.time_us;
+  result.links.resize(topology.link_count());
+  for (LinkId link = 0; link < topology.link_count(); ++link) {
+    result.links[link] = flows.loads()[quotient.orbit_of_link[link]];
+    result.max_link_bytes = std::max(result.max_link_bytes, result.links[link].bytes);
+  }
+  result.transfers = schedule.size();
+  result.symmetry_order = topology.npu_count();
+  if (record_times) {
+    result.start_us.resize(schedule.size());
+    result.end_us.resize(schedule.size());
+    for (TransferId id = 0; id < schedule.size(); ++id) {
+      result.start_us[id] = outcome.starts[quotient.orbit_of_transfer[id]];
+      result.end_us[id] = outcome.ends[quotient.orbit_of_transfer[id]];
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {
+  const double gamma = options.gamma_us_per_byte;
+  check_gamma(gamma);
+  const RouteTable routes(topology, schedule, options.routing);
+  bool all_on_planned_links = true;
+  for (TransferId id = 0; id < schedule.size() && all_on_planned_links; ++id)
+    all_on_planned_links = schedule.transfer(id).link != kNoLink;
+  if (all_on_planned_links && starts_follow_dependencies(schedule))
+    return replay_alone_on_links(topology, schedule, routes, gamma, options.record_times);
+  if (options.use_symmetry) {
+    if (const auto quotient = sim::find_translation_symmetry(topology, schedule, routes))
+      return simulate_quotient(topology, schedule, *quotient, gamma, options.record_times);
+  }
+
+  LinkQueues queues(schedule, topology.link_count());
+  FlowNetwork flows(topology, routes.paths());
+  EventOutcome outcome = run_events(ScheduleTransfers{schedule, routes}, schedule.chunk_bytes(), queues, flows, gamma,
+                                    options.record_times);
+  SimResult result;
+  result.time_us = outcome.time_us;
   result.links = flows.loads();
   for (const LinkLoad& load : result.links) result.max_link_bytes = std::max(result.max_link_bytes, load.bytes);
-  result.transfers = count;
-  result.start_us = std::move(starts);
-  result.end_us = std::move(ends);
+  result.transfers = schedule.size();
+  result.start_us = std::move(outcome.starts);
+  result.end_us = std::move(outcome.ends);
   return result;
 }
 

@@ -325,11 +325,18 @@ class ReductionPass {
         outcome_.error = read_before_written(topology_, schedule_, id, chunks[i]);
         return false;
       }
-      if (slot.writer != kNoTransfer && !writer_is_ancestor(slot.writer, id, chunks[i])) return false;
-      if ((slot.count & kMoreWriters) != 0) {
-        for (std::uint32_t node = more_[index]; node != kNoTransfer; node = pool_[node].next) {
-          if (!writer_is_ancestor(pool_[node].writer, id, chunks[i])) return false;
+      const bool proven = index == proven_slot_ && transfer.dep_count > 0 && transfer.dep_begin == proven_deps_begin_ &&
+                          transfer.dep_count == proven_deps_count_;
+      if (!proven && slot.writer != kNoTransfer) {
+        if (!writer_is_ancestor(slot.writer, id, chunks[i])) return false;
+        if ((slot.count & kMoreWriters) != 0) {
+          for (std::uint32_t node = more_[index]; node != kNoTransfer; node = pool_[node].next) {
+            if (!writer_is_ancestor(pool_[node].writer, id, chunks[i])) return false;
+          }
         }
+        proven_slot_ = index;
+        proven_deps_begin_ = transfer.dep_begin;
+        proven_deps_count_ = transfer.dep_count;
       }
       arena_.hash[payload + i] = slot.hash;
       arena_.count[payload + i] = slot.count & kCountMask;
@@ -357,6 +364,7 @@ class ReductionPass {
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const std::uint64_t index = base + chunks[i];
       Slot& slot = slots_[index];
+      if (index == proven_slot_) proven_slot_ = kNoSlot;
       const std::uint64_t sent_hash = arena_.hash[done.payload + i];
       const std::uint32_t sent_count = arena_.count[done.payload + i];
       const std::uint32_t held = slot.count & kCountMask;
@@ -400,6 +408,15 @@ class ReductionPass {
   TimingChecks& timing_;
   Ancestry ancestry_;
   ReplayOutcome outcome_;
+  // The last slot whose every writer was proven an ancestor of a reader, and where that reader's
+  // dependency list is stored. A reader with the same stored list has the same ancestors, so
+  // while the slot is not written again its writers need no second look: the p-1 all-gather sends
+  // of one NPU in a direct all-reduce share a list and read one slot of p-1 writers, 10^9 checks
+  // at 1,024 NPUs otherwise.
+  static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
+  std::uint64_t proven_slot_ = kNoSlot;
+  std::uint64_t proven_deps_begin_ = 0;
+  std::uint32_t proven_deps_count_ = 0;
 };
 
 /// The first member slot that does not end as the collective requires.

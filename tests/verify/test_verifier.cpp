@@ -486,3 +486,36 @@ TEST_CASE("schedule-level problems are reported before any transfer", "[verifier
   CHECK(verdict(topology, build(topology, CollectiveKind::kAllGather, all(3), 1, {})) ==
         "NPU 0 ends without chunk 1 (missing)");
 }
+
+TEST_CASE("readers sharing a dependency list still see a writer that came between them", "[verifier]") {
+  // Direct all-reduce on 3 fully connected NPUs, where NPU 0's two all-gather sends share one
+  // list that omits the reduce 2 -> 0, which lands between the first send and the second. The
+  // first send read chunk 0 before that write; the second reads it after and races with it.
+  Topology topology(3, {});
+  for (NodeId a = 0; a < 3; ++a) {
+    for (NodeId b = a + 1; b < 3; ++b) topology.add_duplex(a, b, 0.5, 1.0);
+  }
+  Schedule schedule(CollectiveKind::kAllReduce, 3000, all(3), 1, "hand");
+  std::vector<TransferId> into[3];
+  for (NodeId i = 0; i < 3; ++i) {
+    for (NodeId j = 0; j < 3; ++j) {
+      if (i == j) continue;
+      const ChunkId chunk[] = {j};
+      const double end = i == 2 && j == 0 ? 4.0 : kHop;  // the late reduce
+      into[j].push_back(schedule.add(i, j, TransferKind::kReduce, chunk, {}, 0.0, end, kNoLink));
+    }
+  }
+  const ChunkId chunk0[] = {0};
+  // 1 -> 0, not 2 -> 0; and 0 -> 1, as a one-entry list is stored per row, not shared.
+  const std::vector<TransferId> early = {into[0][0], into[1][0]};
+  const TransferId first = schedule.add(0, 1, TransferKind::kCopy, chunk0, early, 2.0, 2.0 + kHop, kNoLink);
+  schedule.add_sharing_deps(first, 0, 2, TransferKind::kCopy, chunk0, 5.0, 5.0 + kHop, kNoLink);
+  for (NodeId j = 1; j < 3; ++j) {
+    const ChunkId chunk[] = {j};
+    for (NodeId k = 0; k < 3; ++k) {
+      if (k != j) schedule.add(j, k, TransferKind::kCopy, chunk, into[j], kHop, 2 * kHop, kNoLink);
+    }
+  }
+  CHECK(verdict(topology, schedule) ==
+        "transfer 7 reads chunk 0 at NPU 0 while transfer 4, which also wrote it, is not among its ancestors (a race)");
+}

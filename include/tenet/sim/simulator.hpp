@@ -34,6 +34,10 @@ struct SimOptions {
   RoutingPolicy routing = RoutingPolicy::kAuto;
   /// Keep every transfer's simulated start (when it was issued) and end in SimResult.
   bool record_times = false;
+  /// Simulate one transfer per orbit when the network and the schedule are provably invariant
+  /// under every translation of a torus (same results up to rounding, orders of magnitude
+  /// faster). Off only to test that path against the general one.
+  bool use_symmetry = true;
 };
 
 struct LinkLoad {
@@ -46,6 +50,9 @@ struct SimResult {
   std::vector<LinkLoad> links;  ///< by LinkId of the simulated topology
   double max_link_bytes = 0.0;
   std::uint64_t transfers = 0;
+  /// Transfers each simulated one stood for: the torus's NPU count when the symmetric quotient
+  /// ran (SimOptions::use_symmetry), else 1.
+  std::uint32_t symmetry_order = 1;
   std::vector<double> start_us;  ///< per transfer, with SimOptions::record_times
   std::vector<double> end_us;
 };
