@@ -128,11 +128,12 @@ struct AllGatherProblem {
   std::uint32_t chunks_per_member = 1;
   double chunk_bytes = 0.0;
   unsigned log_block_bits = TransferLog::kDefaultBlockBits;  ///< see SynthOptions
-  /// Chunks one transfer may carry (run_all_gather, tenet's rule): above 1 a free link takes its
-  /// share of everything its destination wants from it, up to this many, paying its alpha once.
+  /// Chunks one transfer may carry (tenet's rule, both engines): above 1 a free link (or switch
+  /// port) takes its share of everything its destination wants from it, up to this many, paying
+  /// its alpha once.
   std::uint32_t max_chunks_per_transfer = 1;
-  /// Aggregated runs: a free link waits while its source has data landing within this share of
-  /// the link's alpha, to take it along (0: links leave at once).
+  /// Aggregated runs of run_all_gather: a free link waits while its source has data landing
+  /// within this share of the link's alpha, to take it along (0: links leave at once).
   double aggregate_wait = 0.0;
   /// tenet's rule: a link skips chunks a faster path brings its destination (see best_offer).
   /// Off for express topologies, whose every link is a path of real ones.

@@ -18,6 +18,14 @@
 //
 // Chunk choice is tenet's rule: skip chunks a faster source of v (an NPU that reaches v quicker
 // than this port) holds or awaits, prefer the ones fewest of v's direct neighbours hold.
+//
+// Aggregated (max_chunks_per_transfer above 1). A port takes, in one transfer, every chunk its
+// sender can offer v under the same rules, up to the cap: it holds its channel for
+// alpha(route) + k chunk / bottleneck(route), still a link it has to itself, so the plan still
+// holds. A switch port then asks every sender of a pass (within the budget) and takes the one
+// offering the most: where alphas dominate, a transfer is worth what it carries. The transfer is
+// logged as one group of k entries (AllGatherTrace::group_of), assembled like the point-to-point
+// engine's.
 
 #include <algorithm>
 #include <bit>
@@ -44,7 +52,8 @@ constexpr int kSenderBudget = 32;
 
 struct InFlight {
   Tick end;
-  std::uint32_t transfer;
+  std::uint32_t transfer;  ///< the first of its entries in the log
+  std::uint32_t chunks;    ///< entries from `transfer` on that it carries
   bool operator>(const InFlight& other) const { return end != other.end ? end > other.end : transfer > other.transfer; }
 };
 
@@ -60,6 +69,7 @@ class SwitchEngine {
         fabric_(*problem.topology),
         seed_(seed),
         chunk_bytes_(problem.chunk_bytes),
+        max_per_transfer_(std::max<std::uint32_t>(1, problem.max_chunks_per_transfer)),
         nodes_(problem.topology->npu_count()),
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
         words_((chunks_ + 63) / 64),
@@ -118,7 +128,7 @@ class SwitchEngine {
       }
       ++event;
       while (!in_flight_.empty() && in_flight_.top().end == now) {
-        land(in_flight_.top().transfer);
+        land(in_flight_.top());
         in_flight_.pop();
       }
     }
@@ -128,6 +138,8 @@ class SwitchEngine {
     trace.event_times = std::move(event_times_);
     trace.chunk_count = chunks_;
     link_feeders(transfers_, nodes_, chunks_, channels_.src, channels_.dst);
+    trace.group_of = std::move(group_of_);
+    trace.group_ticks = std::move(group_ticks_);
     prune_unforwarded(trace, transfers_, is_member_, channels_.dst);
     trace.link_ticks = std::move(channel_ticks_);
     trace.channels = std::move(channels_);
@@ -142,8 +154,12 @@ class SwitchEngine {
     set_chunk_bit(bits, words_, node, chunk);
   }
 
-  Tick ticks_of(std::span<const LinkId> route) const {
-    return std::max<Tick>(1, static_cast<Tick>(std::ceil(path_time_us(topology_, route, chunk_bytes_) * kTicksPerUs)));
+  bool aggregated() const { return max_per_transfer_ > 1; }
+
+  /// Time of `chunks` chunks in one transfer over `route`, rounded up to a tick.
+  Tick ticks_of(std::span<const LinkId> route, std::uint32_t chunks = 1) const {
+    const double us = path_time_us(topology_, route, chunk_bytes_ * chunks);
+    return std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
   }
 
   std::uint32_t add_channel(NodeId src, NodeId dst, std::span<const LinkId> route) {
@@ -293,6 +309,10 @@ class SwitchEngine {
     const NodeId from = topology_.link(port).src;
     if (from < nodes_) {
       if (ring_only_) return;
+      if (aggregated()) {
+        if (collect_offer(from, v, port, nullptr, rng) > 0) start_group(direct_channel_[port], event);
+        return;
+      }
       const ChunkId chunk = best_offer(from, v, port, nullptr, rng);
       if (chunk != kNoChunk) start_transfer(direct_channel_[port], chunk, event);
       return;
@@ -317,7 +337,13 @@ class SwitchEngine {
       if (std::any_of(senders.begin(), senders.end(), [&](const Attachment& a) { return a.npu == pred; })) return;
     }
     int asked = 0;
+    // Aggregated, a pass asks all its senders (within the budget) and the one offering the most
+    // chunks (up to the cap; ties: the first asked) sends them all in one transfer.
+    const std::uint32_t wanted = std::min(max_per_transfer_, chunks_ - have_count_[v]);
     for (int pass = first_pass; pass <= last_pass && asked < kSenderBudget; ++pass) {
+      std::uint32_t most = 0;
+      const Attachment* best_sender = nullptr;
+      std::uint32_t best_path = kNoChannel;
       for (std::size_t k = 0; k < count && asked < kSenderBudget; ++k) {
         const Attachment& sender = senders[first + k < count ? first + k : first + k - count];
         if (pass < 2 && sender.npu != ring_neighbours_[2 * static_cast<std::size_t>(v) + pass]) continue;
@@ -333,9 +359,24 @@ class SwitchEngine {
         }
         if (path == kNoChannel) continue;
         ++asked;
+        if (aggregated()) {
+          const std::uint32_t offered =
+              count_offer(sender.npu, v, port, by_distance && sender.sw != from ? near : nullptr);
+          if (offered <= most) continue;
+          most = offered;
+          best_sender = &sender;
+          best_path = path;
+          if (most == wanted) break;
+          continue;
+        }
         const ChunkId chunk = best_offer(sender.npu, v, port, by_distance && sender.sw != from ? near : nullptr, rng);
         if (chunk == kNoChunk) continue;
         start_transfer(switched_channel(sender, path, port), chunk, event);
+        return;
+      }
+      if (best_sender != nullptr) {
+        collect_offer(best_sender->npu, v, port, by_distance && best_sender->sw != from ? near : nullptr, rng);
+        start_group(switched_channel(*best_sender, best_path, port), event);
         return;
       }
     }
@@ -355,16 +396,74 @@ class SwitchEngine {
     for (LinkId link : channels_.route(channel)) ++busy_[link];
     const std::uint32_t index = static_cast<std::uint32_t>(transfers_.size());
     transfers_.push_back({event, channel, chunk, kNotDelivered});
-    in_flight_.push({event_times_[event] + channel_ticks_[channel], index});
+    in_flight_.push({event_times_[event] + channel_ticks_[channel], index, 1});
   }
 
-  void land(std::uint32_t index) {
-    const MatchedTransfer& transfer = transfers_[index];
-    const std::uint32_t channel = transfer.link;
+  /// Starts one transfer of every chunk in offer_ over `channel`, one alpha for all of them,
+  /// logged as one group of entries.
+  void start_group(std::uint32_t channel, std::uint32_t event) {
+    const NodeId v = channels_.dst[channel];
+    for (ChunkId chunk : offer_) {
+      set_bit(have_, v, chunk);
+      mark_near(v, chunk);
+    }
+    have_count_[v] += static_cast<std::uint32_t>(offer_.size());
+    for (LinkId link : channels_.route(channel)) ++busy_[link];
+    const std::uint32_t count = static_cast<std::uint32_t>(offer_.size());
+    const Tick ticks = count == 1 ? channel_ticks_[channel] : ticks_of(channels_.route(channel), count);
+    const std::uint32_t group = static_cast<std::uint32_t>(group_ticks_.size());
+    group_ticks_.push_back(ticks);
+    const std::uint32_t index = static_cast<std::uint32_t>(transfers_.size());
+    for (ChunkId chunk : offer_) {
+      transfers_.push_back({event, channel, chunk, kNotDelivered});
+      group_of_.push_back(group);
+    }
+    in_flight_.push({event_times_[event] + ticks, index, count});
+  }
+
+  void land(const InFlight& landed) {
+    const std::uint32_t channel = transfers_[landed.transfer].link;
     for (LinkId link : channels_.route(channel)) --busy_[link];
     const NodeId v = channels_.dst[channel];
-    set_bit(holds_, v, transfer.chunk);
-    if (++held_count_[v] == chunks_ && is_member_[v]) --members_unfinished_;
+    for (std::uint32_t k = 0; k < landed.chunks; ++k) set_bit(holds_, v, transfers_[landed.transfer + k].chunk);
+    held_count_[v] += landed.chunks;
+    if (held_count_[v] == chunks_ && is_member_[v]) --members_unfinished_;
+  }
+
+  /// Word w of the chunks u holds that v neither holds nor awaits, less those a faster source of
+  /// v holds or awaits (best_offer's rule, a word at a time) and, with `near`, those v's switch has.
+  std::uint64_t offer_word(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, std::size_t w) const {
+    std::uint64_t bits = holds_[static_cast<std::size_t>(u) * words_ + w] &
+                         ~have_[static_cast<std::size_t>(v) * words_ + w] &
+                         (near == nullptr ? ~std::uint64_t{0} : ~near[w]);
+    if (relaxed_) return bits;
+    for (std::uint32_t f = faster_offsets_[port]; f < faster_offsets_[port + 1] && bits != 0; ++f) {
+      if (faster_sources_[f] != u) bits &= ~have_[static_cast<std::size_t>(faster_sources_[f]) * words_ + w];
+    }
+    return bits;
+  }
+
+  /// How many chunks u would carry to v over `port` in one aggregated transfer (at most the cap).
+  std::uint32_t count_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near) const {
+    std::uint32_t count = 0;
+    for (std::size_t w = 0; w < words_ && count < max_per_transfer_; ++w)
+      count += static_cast<std::uint32_t>(std::popcount(offer_word(u, v, port, near, w)));
+    return std::min(count, max_per_transfer_);
+  }
+
+  /// Fills offer_ with the chunks u would carry to v over `port` (up to the cap, from a random
+  /// word on) and returns how many.
+  std::uint32_t collect_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, Rng& rng) {
+    offer_.clear();
+    const std::size_t start = rng.below(words_);
+    for (std::size_t k = 0; k < words_ && offer_.size() < max_per_transfer_; ++k) {
+      const std::size_t w = start + k < words_ ? start + k : start + k - words_;
+      for (std::uint64_t bits = offer_word(u, v, port, near, w); bits != 0 && offer_.size() < max_per_transfer_;
+           bits &= bits - 1) {
+        offer_.push_back(static_cast<ChunkId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      }
+    }
+    return static_cast<std::uint32_t>(offer_.size());
   }
 
   /// A chunk u holds that v neither holds nor awaits, worth sending over `port`, or kNoChunk.
@@ -416,6 +515,7 @@ class SwitchEngine {
   const Fabric fabric_;
   const std::uint64_t seed_;
   const double chunk_bytes_;
+  const std::uint32_t max_per_transfer_;  ///< chunks one transfer may carry; above 1, aggregated
   const std::uint32_t nodes_;
   const std::uint32_t chunks_;
   const std::size_t words_;
@@ -448,6 +548,11 @@ class SwitchEngine {
   std::priority_queue<InFlight, std::vector<InFlight>, std::greater<>> in_flight_;
   TransferLog transfers_;
   std::vector<Tick> event_times_;
+  // Aggregated runs: the chunks of the transfer being matched (scratch), per log entry its
+  // transfer (group) and per group its time on its channel.
+  std::vector<ChunkId> offer_;
+  std::vector<std::uint32_t> group_of_;
+  std::vector<Tick> group_ticks_;
 };
 
 }  // namespace

@@ -112,7 +112,7 @@ struct Family {
   std::size_t d = 0;                      ///< index of the topology it plans on (degrees, planned_on)
   SynthPolicy policy = SynthPolicy::kTenet;
   std::uint64_t seed = 0;
-  /// Chunks one transfer may carry (point-to-point engine): 1, a cap, or kAggregateAll.
+  /// Chunks one transfer may carry (either engine): 1, a cap, or kAggregateAll.
   std::uint32_t aggregate = 1;
   /// Aggregated: how long a link waits for data about to reach its source (AllGatherProblem).
   double aggregate_wait = 0.0;
@@ -468,10 +468,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     families.push_back({SenderOrder::kAny, 0, SynthPolicy::kTacos, options.seed});
   }
   // Where alphas matter, aggregated transfers: on point-to-point links and their express
-  // topology, and on every unwinding tried (the sparsest, a ring around each switch, sends blocks
-  // as the ring does: tree-4x8 all-reduce of 1 MiB 402 -> 326 us).
+  // topology, on every unwinding tried (the sparsest, a ring around each switch, sends blocks
+  // as the ring does: tree-4x8 all-reduce of 1 MiB 402 -> 326 us), and switch-native, in every
+  // sender order the chunk-by-chunk search runs, at every cap (fat-tree-8x4 reduce-scatter of
+  // 1 MiB 45.2 -> 36.7 us, at up to 8 chunks a transfer).
   std::vector<std::size_t> aggregated_on;
-  if (aggregating && !switched) aggregated_on.push_back(0);
+  if (aggregating && (!switched || native)) aggregated_on.push_back(0);
   if (express) aggregated_on.push_back(*express);
   for (std::size_t d = 0; d < degrees.size(); ++d) {
     if (aggregating && unwinding && degrees[d] != 0) aggregated_on.push_back(d);
@@ -481,6 +483,20 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // torus-64x64 all-gather of 64 MiB), each run costing seconds.
   const bool few_aggregated = transfers_with(chunk_counts.front()) > kAggregatedFamiliesUpTo;
   for (std::size_t d : aggregated_on) {
+    if (switched && degrees[d] == 0 && d != express) {
+      if (few_aggregated) {
+        aggregated_families.push_back({SenderOrder::kNearFirst, d, SynthPolicy::kTenet, options.seed, 8, 0.0});
+        continue;
+      }
+      for (SenderOrder order :
+           {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
+        const bool cheap = order == SenderOrder::kNearFirst || order == SenderOrder::kRingFirst;
+        if (!cheap && !rank_routed) continue;
+        for (std::uint32_t cap : {kAggregateAll, 2u, 4u, 8u})
+          aggregated_families.push_back({order, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
+      }
+      continue;
+    }
     if (few_aggregated) {
       if (d != express)
         aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, 8, 0.0});

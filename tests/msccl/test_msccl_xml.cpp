@@ -173,6 +173,25 @@ TEST_CASE("Synthesized collectives on the small shipped topologies run as MSCCL 
   }
 }
 
+TEST_CASE("Switch-native schedules of aggregated transfers run as MSCCL XML", "[msccl]") {
+  // Several chunks per routed transfer, each through the switches to any NPU of the group.
+  for (const char* name : {"tree-2x2x4", "fat-tree-8x4"}) {
+    const Topology topology = shipped(name);
+    if (!swept(topology.npu_count())) continue;
+    for (CollectiveKind kind : kKinds) {
+      SynthOptions options;
+      options.switches = SwitchPlanning::kNative;
+      const SynthResult synthesized = synthesize(topology, collective_of(kind, 1), options);
+      INFO(name << " " << collective_name(kind));
+      REQUIRE(synthesized.switch_native);
+      REQUIRE(synthesized.aggregated());
+      MscclWriteOptions write;
+      write.seed = synthesized.seed;
+      CHECK(write_and_verify(synthesized.schedule, topology, write) == "ok");
+    }
+  }
+}
+
 TEST_CASE("Ranks of a topology with failed NPUs are renumbered, with the mapping in the file", "[msccl]") {
   const Topology topology = shipped("mesh-4x4-failed-7-9");
   const SynthResult synthesized = synthesize(topology, collective_of(CollectiveKind::kAllGather, 1), {});
