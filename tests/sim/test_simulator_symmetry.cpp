@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "../support/collectives.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/sim/simulator.hpp"
