@@ -99,6 +99,8 @@ void run_synth(const SynthCommandOptions& options) {
         switches += " (its plan on the unwound links: " + format_time_us(extra["unwound_plan_us"].get<double>()) + ")";
         if (extra["winning_rule"] == "tacos" && options.policy != "tacos")
           switches += "; the paper's matching rule won";
+      } else if (extra["method"] == "spanning trees") {
+        switches = "spanning trees, each edge a route through the switches";
       } else if (extra.contains("sender_order")) {
         switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
       } else {
