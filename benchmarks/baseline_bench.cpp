@@ -15,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <sys/resource.h>
-
+#include "bench_clock.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
@@ -26,15 +25,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double peak_memory_MiB() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
+using tenet::bench::Clock;
+using tenet::bench::peak_memory_MiB;
+using tenet::bench::seconds_since;
 
 tenet::CollectiveKind parse_kind(const std::string& name) {
   if (name == "allreduce") return tenet::CollectiveKind::kAllReduce;

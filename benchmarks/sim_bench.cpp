@@ -15,8 +15,8 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <sys/resource.h>
 
+#include "bench_clock.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -24,15 +24,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double peak_memory_MiB() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
+using tenet::bench::Clock;
+using tenet::bench::peak_memory_MiB;
+using tenet::bench::seconds_since;
 
 /// Transfer (step, i) is NPU i's send to i+1 in step `step`; ids run step by step.
 tenet::Schedule ring_all_reduce(const tenet::Topology& topology, std::uint32_t p, std::uint64_t size) {
