@@ -335,6 +335,11 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
   }
 }
 
+void fit_synthesis_to_msccl_xml(SynthOptions& options, std::size_t members) {
+  options.admissible = [](const Schedule& schedule) { return msccl_steps_fit(schedule); };
+  options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
+}
+
 namespace {
 
 std::string written_layout(const MscclWritten& written, double schedule_time_us) {

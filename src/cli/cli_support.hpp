@@ -163,6 +163,11 @@ CLI::Validator non_empty_path();
 /// A CLI11 check for unsigned options: without it "-1" parses as 18446744073709551615.
 CLI::Validator not_negative();
 
+/// Synthesis for an MSCCL XML file: only schedules whose steps fit the runtime's reader
+/// (msccl_steps_fit), so the spanning trees can win with fewer pieces rather than fail to be
+/// written, and no chunk count that cannot fit `members` ranks.
+void fit_synthesis_to_msccl_xml(SynthOptions& options, std::size_t members);
+
 /// What write_schedule wrote.
 struct WrittenFile {
   /// "MSCCL XML" or "MSCCL++ plan": a file a runtime runs, with a time of its own; empty for a

@@ -145,6 +145,46 @@ void check_step_floor(const WriterContext& context, const Topology& topology) {
   }
 }
 
+}  // namespace
+
+std::uint64_t msccl_step_room(std::size_t ranks) {
+  const std::uint64_t used = 1 + 3 * static_cast<std::uint64_t>(ranks);
+  return used < static_cast<std::uint64_t>(msccl_detail::kMaxNodes) ? msccl_detail::kMaxNodes - used : 0;
+}
+
+bool msccl_steps_fit(const Schedule& schedule) {
+  const std::vector<NodeId>& members = schedule.members();
+  const NodeId largest = members.empty() ? 0 : *std::max_element(members.begin(), members.end());
+  std::vector<std::int64_t> rank_of(static_cast<std::size_t>(largest) + 1, -1);
+  for (std::size_t rank = 0; rank < members.size(); ++rank) rank_of[members[rank]] = static_cast<std::int64_t>(rank);
+  const std::size_t ranks = members.size();
+  std::vector<std::uint64_t> steps(ranks, 0);
+  // Peers as a set of (rank, peer) pairs would be ranks^2; a sorted list of pairs per transfer is
+  // the transfers' size, which the schedule already is.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  pairs.reserve(2 * schedule.size());
+  for (const Transfer& transfer : schedule.transfers()) {
+    const std::int64_t src = transfer.src <= largest ? rank_of[transfer.src] : -1;
+    const std::int64_t dst = transfer.dst <= largest ? rank_of[transfer.dst] : -1;
+    if (src < 0 || dst < 0) return false;  // through a non-member: no file at all
+    ++steps[static_cast<std::size_t>(src)];
+    ++steps[static_cast<std::size_t>(dst)];
+    pairs.emplace_back(static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst));
+    pairs.emplace_back(static_cast<std::uint32_t>(dst), static_cast<std::uint32_t>(src));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<std::uint64_t> threadblocks(ranks, 0);
+  for (const auto& pair : pairs) threadblocks[pair.first] += 2;
+  for (std::size_t rank = 0; rank < ranks; ++rank) {
+    const std::uint64_t nodes = 1 + ranks + threadblocks[rank] + steps[rank] / msccl_detail::kMaxSteps + steps[rank];
+    if (nodes > static_cast<std::uint64_t>(msccl_detail::kMaxNodes)) return false;
+  }
+  return true;
+}
+
+namespace {
+
 /// One attempt: a plan within the limits, or false with the limit it exceeds.
 bool plan_for(const WriterContext& context, const LayoutChoices& choices, Plan& plan, LimitProblem& problem) {
   return lay_out(context, choices, plan, problem) && add_dependencies(context, plan, problem);

@@ -8,7 +8,7 @@
 namespace tenet::synth {
 
 /// A copy of `schedule` in which every transfer routed through switches also depends on the
-/// transfer before it on each lane of its route (fabric.hpp), in planned order.
+/// transfer before it on its lane of the sender's port (fabric.hpp), in planned order.
 Schedule with_port_order(const Schedule& schedule, const Topology& topology);
 
 }  // namespace tenet::synth

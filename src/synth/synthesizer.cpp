@@ -262,14 +262,14 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   replay_options.record_times = true;
   SimResult replay;
   const bool switched = topology.switch_count() > 0;
-  // Scores: a switch-native plan replays to its planned time (tested for every shipped switched
-  // topology), so its plan scores it; an unwound plan does not, so with `replay_all` it is routed
-  // through the switches and replayed; on point-to-point links the plan is its replay.
+  // Scores: with `replay_all` (on switches) every candidate is scored by its replay on the real
+  // network: an unwound plan routed through the switches, a switch-native one with only its
+  // senders' port order kept; on point-to-point links the plan is its replay.
   std::vector<std::optional<Schedule>> schedules(candidates.size());
   std::vector<SimResult> replays(candidates.size());
   tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
     if (outcomes[i].abandoned) return;
-    if (!candidates[i].routed && (!replay_all || candidates[i].switch_native)) {
+    if (!candidates[i].routed && !replay_all) {
       round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
       return;
     }
@@ -358,8 +358,13 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   };
   std::vector<std::uint32_t> chunk_counts;
   if (options.auto_chunks) {
+    const auto fits_output = [&](std::uint32_t count) {
+      return options.max_transfers_per_member == 0 ||
+             static_cast<double>(members.size() - 1) * count <= static_cast<double>(options.max_transfers_per_member);
+    };
     for (std::uint32_t count = 1; count <= kMaxAutoChunks; count *= 2) {
-      if (count == 1 || transfers_with(count) <= kAutoChunkTransfers) chunk_counts.push_back(count);
+      if (count == 1 || (transfers_with(count) <= kAutoChunkTransfers && fits_output(count)))
+        chunk_counts.push_back(count);
     }
   } else {
     chunk_counts.push_back(collective.chunks_per_npu);
@@ -602,7 +607,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       options.switches == SwitchPlanning::kAuto && members.size() <= kTreeMembers &&
       (switched || mixed_link_speeds(topology)) && !aggregating &&
       best_time > kTreeGap * lower_bound(topology, collective, compute_diameter(topology, members)).total_us) {
-    trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers);
+    trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
+                                         options.admissible);
   }
   result.time_us = best_time;
   result.unwind_degree = winner->degree;

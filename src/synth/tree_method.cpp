@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "tree_method.hpp"
 
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include <tbb/parallel_for.h>
 
@@ -15,6 +17,9 @@ namespace {
 /// Chunks per member tried (a unit's pieces are these over the units per member): the pipeline's
 /// fill costs (depth - 1) pieces' time and each piece an alpha; the replay picks.
 constexpr std::uint32_t kChunkCounts[] = {16, 32, 64, 128};
+/// Tried too when the result must fit a file's limits (SynthOptions::admissible): MSCCL XML holds
+/// about 4,000 steps per rank, which 64 ranks pass at 16 chunks per member.
+constexpr std::uint32_t kFewerChunkCounts[] = {4, 8};
 
 /// r*: the rate at which each member's data can reach every other (cut bandwidth / members
 /// outside the binding cut), for data flowing as `kind` needs.
@@ -35,7 +40,8 @@ struct Packed {
 
 std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
                                                       std::uint64_t size_bytes, const std::vector<NodeId>& members,
-                                                      double max_transfers) {
+                                                      double max_transfers,
+                                                      const std::function<bool(const Schedule&)>& admissible) {
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const Topology transposed = transpose(topology);
@@ -64,7 +70,9 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     if ((gathers && !choice.gather) || (reduces && !choice.reduce)) continue;
     const std::uint32_t units = choice.units.per_member;
     std::uint32_t previous = 0;
-    for (std::uint32_t chunks : kChunkCounts) {
+    std::vector<std::uint32_t> counts(std::begin(kChunkCounts), std::end(kChunkCounts));
+    if (admissible) counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
+    for (std::uint32_t chunks : counts) {
       const std::uint32_t pieces = std::max<std::uint32_t>(1, chunks / units);
       if (pieces == previous || phases * units * pieces * members_count * (members_count - 1.0) > max_transfers)
         continue;
@@ -74,6 +82,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   }
   if (trials.empty()) return std::nullopt;
   std::vector<TreeMethodResult> results(trials.size());
+  std::vector<char> refused(trials.size(), 0);
   SimOptions replay_options;
   replay_options.record_times = true;
   tbb::parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) {
@@ -81,16 +90,22 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     TreeMethodResult& result = results[i];
     result.schedule = tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,
                                     choice.reduce ? &*choice.reduce : nullptr, trials[i].pieces);
+    if (admissible && !admissible(result.schedule)) {
+      refused[i] = 1;
+      result.schedule = Schedule();
+      return;
+    }
     result.replay = simulate(topology, result.schedule, replay_options);
     result.units = choice.units;
     result.pieces = trials[i].pieces;
     result.trees =
         (choice.gather ? choice.gather->trees.size() : 0) + (choice.reduce ? choice.reduce->trees.size() : 0);
   });
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < results.size(); ++i) {
-    if (results[i].replay.time_us < results[best].replay.time_us) best = i;
+  std::size_t best = results.size();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!refused[i] && (best == results.size() || results[i].replay.time_us < results[best].replay.time_us)) best = i;
   }
+  if (best == results.size()) return std::nullopt;
   TreeMethodResult& winner = results[best];
   winner.schedule.retime(winner.replay.start_us, winner.replay.end_us);
   winner.replay.start_us = {};

@@ -5,6 +5,7 @@
 // fastest. Private to src/synth.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -24,10 +25,12 @@ struct TreeMethodResult {
   std::uint32_t tried = 0;  ///< schedules built and replayed
 };
 
-/// The fastest tree schedule of `kind`, or std::nullopt where trees cannot be packed (see
-/// pack_trees) or would need more than `max_transfers` transfers at the fewest pieces.
+/// The fastest tree schedule of `kind` that `admissible` (when set) accepts, or std::nullopt where
+/// trees cannot be packed (see pack_trees), would need more than `max_transfers` transfers at the
+/// fewest pieces, or no schedule is admissible.
 std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
                                                       std::uint64_t size_bytes, const std::vector<NodeId>& members,
-                                                      double max_transfers);
+                                                      double max_transfers,
+                                                      const std::function<bool(const Schedule&)>& admissible = {});
 
 }  // namespace tenet::synth

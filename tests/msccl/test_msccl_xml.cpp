@@ -530,6 +530,21 @@ TEST_CASE("Schedules past the runtime's limits get the limit and a change that w
   }
 }
 
+TEST_CASE("The quick step check agrees with the writer on either side of the node limit", "[msccl]") {
+  const Topology torus = shipped("torus-4x4");
+  // 16 ranks: each receives 15 x chunks and sends about as many, a step each.
+  for (std::uint32_t chunks : {8u, 70u}) {
+    INFO(chunks << " chunks per NPU");
+    const Schedule schedule =
+        synthesize(torus, collective_of(CollectiveKind::kAllReduce, chunks), chunk_by_chunk()).schedule;
+    const bool fits = msccl_steps_fit(schedule);
+    CHECK(fits == (chunks == 8));
+    CHECK(writer_error(schedule, torus, {}).empty() == fits);
+  }
+  CHECK(msccl_step_room(16) == 4095 - 1 - 3 * 16);
+  CHECK(msccl_step_room(2000) == 0);
+}
+
 TEST_CASE("Schedules MSCCL cannot express are refused with the reason", "[msccl]") {
   // Corners of a 3x3 mesh reach each other only through non-members, which are not ranks.
   const Topology mesh = shipped("mesh-3x3");

@@ -68,6 +68,21 @@ inline Schedule timed_by_simulation(const Topology& topology, const Schedule& sc
   return timed;
 }
 
+/// Dependencies a runtime cannot hold to: a transfer may wait only for data reaching its sender
+/// or for the sender's own earlier transfers (MSCCL steps wait only for steps of their own rank).
+/// Returns the first other dependency as "transfer t waits for d", or "" when there is none.
+inline std::string unenforceable_dependency(const Schedule& schedule) {
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    for (TransferId dep : schedule.deps_of(transfer)) {
+      const Transfer before = schedule.transfer(dep);
+      if (before.dst != transfer.src && before.src != transfer.src)
+        return "transfer " + std::to_string(id) + " waits for " + std::to_string(dep);
+    }
+  }
+  return "";
+}
+
 /// Every shipped topology with switches small enough for a unit test (up to 128 NPUs).
 inline std::vector<std::string> switched_topologies() {
   return {"switch-8",

@@ -41,10 +41,9 @@ TEST_CASE("random switched networks: synthesized schedules verify, replay as tim
       const VerifyResult verdict = verify_schedule(topology, result.schedule);
       INFO(verdict.error);
       REQUIRE(verdict.ok);
-      // The reported time is the replay on the network, and a switch-native plan never promised
-      // less (a transfer whose data is there early may start before its planned time).
+      // The reported time is the replay on the network, of a schedule the runtime can hold to.
       CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
-      if (result.switch_native) CHECK(result.time_us <= result.plan_us * (1 + 1e-9));
+      CHECK(unenforceable_dependency(result.schedule) == "");
       const LowerBound bound = lower_bound(topology, collective, diameter);
       CHECK(result.time_us >= bound.total_us * (1 - 1e-9));
       for (const char* name : {"ring", "direct"}) {
@@ -70,10 +69,11 @@ TEST_CASE("random switched networks: 1 and 2 threads give the same schedule", "[
   }
 }
 
-TEST_CASE("random switched networks where alphas matter: aggregated switch-native plans replay as planned",
+TEST_CASE("random switched networks where alphas matter: aggregated switch-native schedules replay as timed",
           "[synth][property]") {
   // 256 KiB: alphas of a few microseconds against chunks of a few, so transfers carry several
-  // chunks each; the plan on the physical links must still be the time on the real switches.
+  // chunks each; the schedule carries its time on the real switches and only orders the runtime
+  // can keep.
   std::uint32_t aggregated = 0;
   for (std::uint32_t seed = 1; seed <= kNetworks; seed += 2) {
     const Topology topology = parse_topology(random_switched_network(seed), "random.json");
@@ -86,10 +86,8 @@ TEST_CASE("random switched networks where alphas matter: aggregated switch-nativ
       INFO(verdict.error);
       REQUIRE(verdict.ok);
       CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
-      if (!result.switch_native) continue;
-      CHECK(result.time_us == Approx(result.plan_us).epsilon(1e-6));
-      CHECK(result.time_us <= result.plan_us * (1 + 1e-9));
-      if (result.aggregated()) ++aggregated;
+      CHECK(unenforceable_dependency(result.schedule) == "");
+      if (result.switch_native && result.aggregated()) ++aggregated;
     }
   }
   CHECK(aggregated > 0);

@@ -197,7 +197,8 @@ TEST_CASE("unwinding keeps the degree and rule fastest on the real switches", "[
   }
 }
 
-TEST_CASE("switch-native plans replay to their planned time on the real switches", "[synth]") {
+TEST_CASE("switch-native schedules carry their time on the real switches and only orders the runtime keeps",
+          "[synth]") {
   for (const std::string& name : switched_topologies()) {
     const Topology topology = shipped(name);
     if (!swept(topology.npu_count())) continue;
@@ -209,22 +210,17 @@ TEST_CASE("switch-native plans replay to their planned time on the real switches
       const SynthResult result = synthesize(topology, make_collective(kind, 64 << 20, 1), options);
       REQUIRE(result.switch_native);
       require_verified(topology, result);
-      // The schedule routed through the switches, each transfer on its planned route and after
-      // the transfers before it on its ports: the replay is the plan (the plan's ticks round
-      // each transfer up to a picosecond). An all-reduce plans its gather after the whole
-      // reduce-scatter, but a gather's first hops run once their chunk is reduced and their
-      // ports are free: where an aggregated reduce-scatter leaves ports idle, sooner
-      // (ring-fc-switch-2x4x8: planned 389.52 us, replayed 389.26 us).
-      if (kind != CollectiveKind::kAllReduce || !result.aggregated())
-        CHECK(result.time_us == Approx(result.plan_us).epsilon(1e-6));
-      CHECK(result.time_us <= result.plan_us * (1 + 1e-9));
+      // Each transfer waits only for its data and for its sender's earlier transfers on the same
+      // port lane: what an MSCCL program can express. Transfers meeting on a fabric link or a
+      // receiving port share it, so the schedule's times are its replay's, not the plan's.
+      CHECK(unenforceable_dependency(result.schedule) == "");
+      CHECK(result.schedule.planned_time_us() == Approx(result.time_us).epsilon(1e-9));
       CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
     }
   }
 }
 
-TEST_CASE("switch-native aggregated plans carry several chunks a transfer and replay to their planned time",
-          "[synth]") {
+TEST_CASE("switch-native aggregated schedules carry several chunks a transfer and replay as timed", "[synth]") {
   // At 1 MiB a chunk's alphas (1 to 4 us through the switches) outweigh its time on a port, and
   // on these networks the winner plans on the physical links, several chunks per transfer.
   for (const char* name : {"switch-8", "two-level-switch-8x4", "ring-fc-switch-2x4x2", "tree-2x2x4", "fat-tree-8x4",
@@ -243,8 +239,7 @@ TEST_CASE("switch-native aggregated plans carry several chunks a transfer and re
       for (TransferId id = 0; id < result.schedule.size(); ++id)
         largest = std::max(largest, result.schedule.transfer(id).chunk_count);
       CHECK(largest > 1);
-      CHECK(result.time_us == Approx(result.plan_us).epsilon(1e-6));
-      CHECK(result.time_us <= result.plan_us * (1 + 1e-9));
+      CHECK(unenforceable_dependency(result.schedule) == "");
       CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
       // Never slower than chunk by chunk on the switches: that plan is a candidate too.
       SynthOptions chunked = options;

@@ -3,6 +3,8 @@
 // synthesizer's use of it on switched clusters.
 #include "../support/catch.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 
 #include <tbb/global_control.h>
@@ -163,6 +165,53 @@ TEST_CASE("two A100 boxes at 1 GiB: spanning trees reach 90% of the cut bound (a
     const LowerBound bound = lower_bound(topology, collective, diameter);
     CHECK(bound.total_us / result.time_us >= (kind == CollectiveKind::kAllReduce ? 0.85 : 0.90));
   }
+}
+
+/// The most transfers any member sends or receives.
+std::uint64_t busiest_member(const Schedule& schedule) {
+  std::map<NodeId, std::uint64_t> sends;
+  std::map<NodeId, std::uint64_t> receives;
+  std::uint64_t most = 0;
+  for (const Transfer& transfer : schedule.transfers()) {
+    most = std::max({most, ++sends[transfer.src], ++receives[transfer.dst]});
+  }
+  return most;
+}
+
+TEST_CASE("a file's limits: the tree method offers only admissible schedules, with fewer pieces", "[synth][trees]") {
+  const Topology topology = shipped("a100-2x8-ib");
+  const Collective collective = make_collective(CollectiveKind::kAllReduce, std::uint64_t{1} << 30);
+  SynthOptions options;
+  options.auto_chunks = true;
+  const SynthResult free = synthesize(topology, collective, options);
+  REQUIRE(free.trees);
+  const std::uint64_t busiest = busiest_member(free.schedule);
+  // A limit the unlimited winner passes: trees still win, cut into fewer pieces, within it.
+  std::atomic<std::uint32_t> asked{0};
+  options.admissible = [&](const Schedule& schedule) {
+    ++asked;
+    return busiest_member(schedule) < busiest;
+  };
+  const SynthResult limited = synthesize(topology, collective, options);
+  CHECK(asked.load() > 0);
+  REQUIRE(limited.trees);
+  CHECK(limited.trees->units_per_member * limited.trees->pieces < free.trees->units_per_member * free.trees->pieces);
+  CHECK(busiest_member(limited.schedule) < busiest);
+  CHECK(verify_schedule(topology, limited.schedule).ok);
+  CHECK(limited.time_us >= free.time_us);
+  // Nothing admissible: the matching's schedule (admissibility is the tree method's filter).
+  options.admissible = [](const Schedule&) { return false; };
+  CHECK(!synthesize(topology, collective, options).trees);
+}
+
+TEST_CASE("a file's limits: chunk counts that cannot fit a member's transfers are not tried", "[synth]") {
+  const Topology topology = shipped("torus-4x4");
+  SynthOptions options = chunk_by_chunk();
+  options.auto_chunks = true;
+  const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{64} << 20);
+  REQUIRE(synthesize(topology, collective, options).chunks_per_npu > 2);
+  options.max_transfers_per_member = 15 * 2;
+  CHECK(synthesize(topology, collective, options).chunks_per_npu <= 2);
 }
 
 TEST_CASE("spanning-tree synthesis gives the same schedule on 1 and 2 threads", "[synth][trees]") {

@@ -95,6 +95,15 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
 /// write_msccl_xml's text.
 std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
 
+/// A quick check, without laying the file out, that every rank's steps fit the runtime's reader
+/// (4095 XML nodes a rank: the algo, the gpus, the threadblocks, the steps): a step per send and
+/// per receive, and a send and a receive threadblock per peer, plus one more for each 256 steps.
+/// Passing it does not promise that write_msccl_xml succeeds (other limits, fused layouts); the
+/// synthesizer uses it to keep within the file's limits schedules it may choose among.
+bool msccl_steps_fit(const Schedule& schedule);
+/// Steps a rank of `ranks` can have beside a send and a receive threadblock per other rank.
+std::uint64_t msccl_step_room(std::size_t ranks);
+
 // ------------------------------------------------------------------------------------------------
 // The program as the runtime reads it: one entry per element, attributes as written.
 

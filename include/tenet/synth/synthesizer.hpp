@@ -12,8 +12,9 @@
 // or, as the paper does, on point-to-point links unwound from the switches (Sec. IV-G).
 //
 // Every candidate (chunk count, matching rule, unwinding degree, seed) is scored by its time on
-// the real network: a switch-native plan is replayed through the switches, an unwound one routed
-// through them; the result's schedule carries the times of that replay.
+// the real network: a switch-native plan is replayed through the switches with only the orders a
+// runtime can keep (each sender's own port), an unwound one routed through them; the result's
+// schedule carries the times of that replay.
 
 #include <cstdint>
 #include <functional>
@@ -47,8 +48,9 @@ enum class SwitchPlanning {
   /// Switch-native plans, and unwound ones while they are small enough to route through the
   /// switches for scoring: the fastest on the real network wins.
   kAuto,
-  /// On the physical links: a transfer through switches holds its sender's port, the fabric links
-  /// and its receiver's port (fabric.hpp); the plan is the time on the real network.
+  /// On the physical links: a plan's transfer through switches holds its sender's port, the fabric
+  /// links and its receiver's port (fabric.hpp). The schedule keeps only its senders' port order
+  /// (what a runtime can hold to) and is scored by its replay on the real network.
   kNative,
   /// TACOS Sec. IV-G: switches unwound into point-to-point links of 1/d of a port each.
   kUnwind,
@@ -88,6 +90,14 @@ struct SynthOptions {
   /// When set, told now and then (at most twice a second, from any thread, never concurrently)
   /// how much of the matching is done, 0 to 1 over every run: for a progress line.
   std::function<void(double done)> progress;
+  /// Set when the result will be written in a format with limits of its own (an MSCCL XML file
+  /// holds at most 4095 steps per rank): a schedule it refuses is not the result. The spanning-tree
+  /// method asks for every pipeline depth it tries, so it can win with fewer pieces. Called from
+  /// several threads at once.
+  std::function<bool(const Schedule&)> admissible;
+  /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
+  /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
+  std::uint64_t max_transfers_per_member = 0;
   /// Transfers per block of the matching's log, as a power of two (blocks are converted into the
   /// schedule and freed one at a time). Tests lower it to cross block boundaries on small runs;
   /// the schedule does not depend on it.
@@ -109,8 +119,8 @@ struct SynthResult {
   Schedule schedule;
   /// Collective time on the real network (the replay); the schedule's planned time.
   double time_us = 0.0;
-  /// The time the winner's own plan predicted: on the physical links for a switch-native plan
-  /// (equal to time_us up to rounding), on unwound links when unwinding (not what runs).
+  /// The time the winner's own plan predicted (not what runs on switches): on the physical links,
+  /// each port and fabric link held, for a switch-native plan; on unwound links when unwinding.
   double plan_us = 0.0;
   std::uint32_t unwind_degree = 0;               ///< 0 unless switches were unwound
   bool switch_native = false;                    ///< planned on the switches themselves
