@@ -11,6 +11,7 @@
 
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
+#include "../support/sanitizers.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -25,7 +26,9 @@ using namespace tenet::testing;
 
 namespace {
 
-constexpr int kNetworks = 24;
+/// Half as many under the sanitizers, which run every synthesis about ten times slower (the
+/// suite's time budget); the Release run takes all.
+constexpr int kNetworks = kSanitized ? 12 : 24;
 
 }  // namespace
 
