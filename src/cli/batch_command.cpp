@@ -242,7 +242,8 @@ void run_batch_command(const BatchCommandOptions& options) {
   batch.collective = loaded.collective;
   const Topology& healthy = loaded.topology;
   // Scenarios lose NPUs, never gain them: the healthy count is the most ranks a file can have.
-  if (options.xml) fit_synthesis_to_msccl_xml(batch.synth, healthy.npu_count());
+  // Each scenario has a topology of its own, so only the chunk cap (the files are timed after).
+  if (options.xml) fit_synthesis_to_msccl_xml(batch.synth, nullptr, healthy.npu_count());
   const std::vector<Scenario> scenarios = make_scenarios(options.scenarios, healthy, "--scenarios");
   if (options.force && options.out_dir.empty())
     throw InputError("", "--force", "needs --out-dir, the folder it clears");

@@ -335,8 +335,10 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
   }
 }
 
-void fit_synthesis_to_msccl_xml(SynthOptions& options, std::size_t members) {
-  options.admissible = [](const Schedule& schedule) { return msccl_steps_fit(schedule); };
+void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members) {
+  if (topology != nullptr) {
+    options.file_time = [topology](const Schedule& schedule) { return msccl_expected_time_us(schedule, *topology); };
+  }
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
 }
 

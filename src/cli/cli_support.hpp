@@ -163,10 +163,13 @@ CLI::Validator non_empty_path();
 /// A CLI11 check for unsigned options: without it "-1" parses as 18446744073709551615.
 CLI::Validator not_negative();
 
-/// Synthesis for an MSCCL XML file: only schedules whose steps fit the runtime's reader
-/// (msccl_steps_fit), so the spanning trees can win with fewer pieces rather than fail to be
-/// written, and no chunk count that cannot fit `members` ranks.
-void fit_synthesis_to_msccl_xml(SynthOptions& options, std::size_t members);
+/// Synthesis for an MSCCL XML file: candidates on switched networks ranked by what their file
+/// would cost (msccl_expected_time_us: steps that fit the runtime's reader, transfers in flight
+/// between two ranks cut to what its channels hold), so the spanning trees can win with fewer
+/// pieces rather than fail to be written; no chunk count that cannot fit `members` ranks.
+/// `topology` (what the synthesis runs on) must outlive it; null gives only the chunk cap (batch,
+/// whose scenarios each have a topology of their own).
+void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members);
 
 /// What write_schedule wrote.
 struct WrittenFile {

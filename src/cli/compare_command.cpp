@@ -157,7 +157,8 @@ void run_compare(const CompareOptions& options) {
   SynthOptions synth_options = synth_options_for(loaded, options.planning);
   synth_options.seed = options.seed;
   const Topology& topology = loaded.topology;
-  if (options.output.xml()) fit_synthesis_to_msccl_xml(synth_options, loaded.collective.participants(topology).size());
+  if (options.output.xml())
+    fit_synthesis_to_msccl_xml(synth_options, &topology, loaded.collective.participants(topology).size());
   const Diameter diameter = compute_diameter(topology, loaded.collective.members);
   // The binding cut does not depend on the size: found once for the whole sweep.
   const CutBound cut = collective_cut_bound(topology, loaded.collective);

@@ -38,7 +38,8 @@ void run_synth(const SynthCommandOptions& options) {
   synth_options.policy = parse_synth_policy(options.policy, "--policy");
   synth_options.seed = options.seed;
   synth_options.restarts = options.restarts;
-  if (options.output.xml()) fit_synthesis_to_msccl_xml(synth_options, collective.participants(topology).size());
+  if (options.output.xml())
+    fit_synthesis_to_msccl_xml(synth_options, &topology, collective.participants(topology).size());
 
   const bool show_progress = stderr_is_terminal() && !options.json;
   const std::string what =

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -556,6 +557,18 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
       if (lanes == 1 || needed == 1) throw;
       lanes = lanes == 0 ? std::min(budget, needed - 1) : lanes / 2;
     }
+  }
+}
+
+double msccl_expected_time_us(const Schedule& schedule, const Topology& topology) {
+  if (!msccl_steps_fit(schedule)) return std::numeric_limits<double>::infinity();
+  try {
+    const int budget = lane_budget(make_context(schedule, {}, topology));
+    const EffectiveTimes times = effective_times(schedule);
+    if (lanes_needed(schedule, times) <= budget) return schedule.planned_time_us();
+    return serialized_pairs(schedule, times, topology, budget).planned_time_us();
+  } catch (const InputError&) {
+    return std::numeric_limits<double>::infinity();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -35,6 +36,9 @@ namespace {
 
 /// Point-to-point plans up to this many transfers are replayed, and retimed where the replay is earlier.
 constexpr std::size_t kReplayRetimeLimit = std::size_t{1} << 22;
+/// Added to the schedule time of a candidate whose file cannot be written (SynthOptions::file_time):
+/// every file that can be written ranks first, and among the others the fastest schedule.
+constexpr double kUnwritable_us = 1e15;
 /// Relative difference between a plan and its replay that the plan's rounding up to ticks explains.
 constexpr double kPlanRounding = 1e-6;
 
@@ -141,6 +145,7 @@ struct Outcome {
 struct RoundResult {
   std::vector<double> scores;                                ///< per candidate; infinity when abandoned
   std::size_t best = 0;                                      ///< candidates.size() when none finished
+  double score = std::numeric_limits<double>::infinity();    ///< the best's score (see run_round)
   double time_us = std::numeric_limits<double>::infinity();  ///< the best's time on the network
   double plan_us = 0.0;                                      ///< what the best's plan predicted
   Schedule schedule;                                         ///< the best's, on the input topology, timed as replayed
@@ -265,6 +270,8 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   // Scores: with `replay_all` (on switches) every candidate is scored by its replay on the real
   // network: an unwound plan routed through the switches, a switch-native one with only its
   // senders' port order kept; on point-to-point links the plan is its replay.
+  // With a file to write, replayed candidates are scored by that file's time (options.file_time).
+  const bool by_file = switched && static_cast<bool>(options.file_time);
   std::vector<std::optional<Schedule>> schedules(candidates.size());
   std::vector<SimResult> replays(candidates.size());
   tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
@@ -276,12 +283,20 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     schedules[i] = executable(assemble(candidates[i], outcomes[i], collective, members), candidates[i], topology);
     replays[i] = simulate(topology, *schedules[i], replay_options);
     round.scores[i] = replays[i].time_us;
+    if (by_file) {
+      schedules[i]->retime(replays[i].start_us, replays[i].end_us);
+      const double file_us = options.file_time(*schedules[i]);
+      round.scores[i] = std::isfinite(file_us) ? file_us : kUnwritable_us + replays[i].time_us;
+    }
   });
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (!std::isfinite(round.scores[i])) continue;
     if (round.best == candidates.size() || round.scores[i] < round.scores[round.best]) round.best = i;
   }
   if (round.best == candidates.size()) return round;
+  // Its file's time where it was scored by that; its time on the network otherwise (below).
+  const bool scored_by_file = by_file && schedules[round.best].has_value();
+  round.score = round.scores[round.best];
   if (schedules[round.best]) {
     round.schedule = std::move(*schedules[round.best]);
     replay = std::move(replays[round.best]);
@@ -316,6 +331,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
       round.link_loads = std::move(replayed.links);
     }
   }
+  if (!scored_by_file) round.score = round.time_us;
   return round;
 }
 
@@ -522,6 +538,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // Everything a round compares is deterministic, so the search is too.
   SynthResult result;
   double best_time = std::numeric_limits<double>::infinity();
+  // What candidates are ranked by: their time, or their file's (run_round).
+  double best_score = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
   std::uint32_t tried = 0;
   // `every_family`: no beam, every family at every count (within the transfer budget).
@@ -549,8 +567,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       const bool replay_all = switched && (native || routable);
       RoundResult outcome = run_round(topology, collective, members, candidates, options, replay_all,
                                       switched ? std::numeric_limits<double>::infinity() : best_time);
-      const bool improved = outcome.best < candidates.size() && outcome.time_us < best_time;
+      const bool improved = outcome.best < candidates.size() && outcome.score < best_score;
       if (improved) {
+        best_score = outcome.score;
         best_time = outcome.time_us;
         winner = candidates[outcome.best];
         result.schedule = std::move(outcome.schedule);
@@ -608,7 +627,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       (switched || mixed_link_speeds(topology)) && !aggregating &&
       best_time > kTreeGap * lower_bound(topology, collective, compute_diameter(topology, members)).total_us) {
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
-                                         options.admissible);
+                                         switched ? options.file_time : std::function<double(const Schedule&)>());
   }
   result.time_us = best_time;
   result.unwind_degree = winner->degree;
@@ -620,7 +639,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.max_chunks_per_transfer = winner->family.aggregate == kAggregateAll ? 0 : winner->family.aggregate;
   result.routed = winner->routed;
   result.candidates = tried;
-  if (trees && trees->replay.time_us < best_time) {
+  if (trees && trees->score_us < best_score) {
     result.schedule = std::move(trees->schedule);
     result.time_us = result.plan_us = trees->replay.time_us;
     result.link_loads = std::move(trees->replay.links);

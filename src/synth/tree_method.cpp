@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tree_method.hpp"
 
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <vector>
@@ -17,8 +18,8 @@ namespace {
 /// Chunks per member tried (a unit's pieces are these over the units per member): the pipeline's
 /// fill costs (depth - 1) pieces' time and each piece an alpha; the replay picks.
 constexpr std::uint32_t kChunkCounts[] = {16, 32, 64, 128};
-/// Tried too when the result must fit a file's limits (SynthOptions::admissible): MSCCL XML holds
-/// about 4,000 steps per rank, which 64 ranks pass at 16 chunks per member.
+/// Tried too when the result is scored as a file (SynthOptions::file_time): MSCCL XML holds about
+/// 4,000 steps per rank, which 64 ranks pass at 16 chunks per member.
 constexpr std::uint32_t kFewerChunkCounts[] = {4, 8};
 
 /// r*: the rate at which each member's data can reach every other (cut bandwidth / members
@@ -41,7 +42,7 @@ struct Packed {
 std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
                                                       std::uint64_t size_bytes, const std::vector<NodeId>& members,
                                                       double max_transfers,
-                                                      const std::function<bool(const Schedule&)>& admissible) {
+                                                      const std::function<double(const Schedule&)>& file_time) {
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const Topology transposed = transpose(topology);
@@ -71,7 +72,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     const std::uint32_t units = choice.units.per_member;
     std::uint32_t previous = 0;
     std::vector<std::uint32_t> counts(std::begin(kChunkCounts), std::end(kChunkCounts));
-    if (admissible) counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
+    if (file_time) counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
     for (std::uint32_t chunks : counts) {
       const std::uint32_t pieces = std::max<std::uint32_t>(1, chunks / units);
       if (pieces == previous || phases * units * pieces * members_count * (members_count - 1.0) > max_transfers)
@@ -82,7 +83,6 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   }
   if (trials.empty()) return std::nullopt;
   std::vector<TreeMethodResult> results(trials.size());
-  std::vector<char> refused(trials.size(), 0);
   SimOptions replay_options;
   replay_options.record_times = true;
   tbb::parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) {
@@ -90,12 +90,13 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     TreeMethodResult& result = results[i];
     result.schedule = tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,
                                     choice.reduce ? &*choice.reduce : nullptr, trials[i].pieces);
-    if (admissible && !admissible(result.schedule)) {
-      refused[i] = 1;
-      result.schedule = Schedule();
-      return;
-    }
     result.replay = simulate(topology, result.schedule, replay_options);
+    result.score_us = result.replay.time_us;
+    if (file_time) {
+      result.schedule.retime(result.replay.start_us, result.replay.end_us);
+      result.score_us = file_time(result.schedule);
+      if (!std::isfinite(result.score_us)) result.schedule = Schedule();
+    }
     result.units = choice.units;
     result.pieces = trials[i].pieces;
     result.trees =
@@ -103,7 +104,8 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   });
   std::size_t best = results.size();
   for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!refused[i] && (best == results.size() || results[i].replay.time_us < results[best].replay.time_us)) best = i;
+    if (std::isfinite(results[i].score_us) && (best == results.size() || results[i].score_us < results[best].score_us))
+      best = i;
   }
   if (best == results.size()) return std::nullopt;
   TreeMethodResult& winner = results[best];

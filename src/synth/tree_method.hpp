@@ -23,14 +23,15 @@ struct TreeMethodResult {
   std::uint32_t pieces = 0;
   std::size_t trees = 0;    ///< distinct trees packed (both directions for all-reduce)
   std::uint32_t tried = 0;  ///< schedules built and replayed
+  double score_us = 0.0;    ///< what it was chosen by: its file time, or its replay's
 };
 
-/// The fastest tree schedule of `kind` that `admissible` (when set) accepts, or std::nullopt where
-/// trees cannot be packed (see pack_trees), would need more than `max_transfers` transfers at the
-/// fewest pieces, or no schedule is admissible.
+/// The fastest tree schedule of `kind` (by `file_time` of the retimed schedule when set, else by
+/// its replay), or std::nullopt where trees cannot be packed (see pack_trees), would need more
+/// than `max_transfers` transfers at the fewest pieces, or no schedule has a finite file time.
 std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
                                                       std::uint64_t size_bytes, const std::vector<NodeId>& members,
                                                       double max_transfers,
-                                                      const std::function<bool(const Schedule&)>& admissible = {});
+                                                      const std::function<double(const Schedule&)>& file_time = {});
 
 }  // namespace tenet::synth

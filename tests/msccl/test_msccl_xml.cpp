@@ -545,6 +545,28 @@ TEST_CASE("The quick step check agrees with the writer on either side of the nod
   CHECK(msccl_step_room(2000) == 0);
 }
 
+TEST_CASE("A schedule's expected file time counts the serialization where lanes run out", "[msccl]") {
+  // Unwound into a full mesh per switch and routed, 16 chunks per NPU: dozens of transfers in
+  // flight between a pair of ranks, more than MSCCL's channels and threadblocks hold.
+  const Topology topology = shipped("fat-tree-8x4");
+  if (!swept(topology.npu_count())) return;
+  SynthOptions options = chunk_by_chunk();
+  options.switches = SwitchPlanning::kUnwind;
+  options.unwind_degree = 8;
+  const Schedule schedule = synthesize(topology, collective_of(CollectiveKind::kAllReduce, 16), options).schedule;
+  const MscclWritten written = write_msccl_xml(schedule, topology, {});
+  REQUIRE(written.serialized_lanes > 0);
+  // The estimate serializes onto the most lanes the runtime could hold; the writer, which then
+  // hit another limit here, onto fewer.
+  const double expected = msccl_expected_time_us(schedule, topology);
+  CHECK(expected > schedule.planned_time_us() * 2);
+  CHECK(expected <= written.serialized_schedule_us * (1 + 1e-9));
+  // Where the lanes suffice, the schedule's own time.
+  const Topology torus = shipped("torus-4x4");
+  const SynthResult small = synthesize(torus, collective_of(CollectiveKind::kAllGather, 1), {});
+  CHECK(msccl_expected_time_us(small.schedule, torus) == small.schedule.planned_time_us());
+}
+
 TEST_CASE("Schedules MSCCL cannot express are refused with the reason", "[msccl]") {
   // Corners of a 3x3 mesh reach each other only through non-members, which are not ranks.
   const Topology mesh = shipped("mesh-3x3");

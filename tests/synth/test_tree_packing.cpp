@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 
 #include <tbb/global_control.h>
@@ -178,7 +179,7 @@ std::uint64_t busiest_member(const Schedule& schedule) {
   return most;
 }
 
-TEST_CASE("a file's limits: the tree method offers only admissible schedules, with fewer pieces", "[synth][trees]") {
+TEST_CASE("scored as a file: the tree method keeps within the file's limits, with fewer pieces", "[synth][trees]") {
   const Topology topology = shipped("a100-2x8-ib");
   const Collective collective = make_collective(CollectiveKind::kAllReduce, std::uint64_t{1} << 30);
   SynthOptions options;
@@ -186,11 +187,12 @@ TEST_CASE("a file's limits: the tree method offers only admissible schedules, wi
   const SynthResult free = synthesize(topology, collective, options);
   REQUIRE(free.trees);
   const std::uint64_t busiest = busiest_member(free.schedule);
-  // A limit the unlimited winner passes: trees still win, cut into fewer pieces, within it.
+  // A file that cannot hold the unlimited winner's busiest member: trees still win, cut into
+  // fewer pieces, within it, ranked by the file's time (here the schedule's, where it fits).
   std::atomic<std::uint32_t> asked{0};
-  options.admissible = [&](const Schedule& schedule) {
+  options.file_time = [&](const Schedule& schedule) {
     ++asked;
-    return busiest_member(schedule) < busiest;
+    return busiest_member(schedule) < busiest ? schedule.planned_time_us() : std::numeric_limits<double>::infinity();
   };
   const SynthResult limited = synthesize(topology, collective, options);
   CHECK(asked.load() > 0);
@@ -199,9 +201,27 @@ TEST_CASE("a file's limits: the tree method offers only admissible schedules, wi
   CHECK(busiest_member(limited.schedule) < busiest);
   CHECK(verify_schedule(topology, limited.schedule).ok);
   CHECK(limited.time_us >= free.time_us);
-  // Nothing admissible: the matching's schedule (admissibility is the tree method's filter).
-  options.admissible = [](const Schedule&) { return false; };
-  CHECK(!synthesize(topology, collective, options).trees);
+  // No file can be written: no trees; the matching's fastest schedule is still the result.
+  options.file_time = [](const Schedule&) { return std::numeric_limits<double>::infinity(); };
+  const SynthResult unwritable = synthesize(topology, collective, options);
+  CHECK(!unwritable.trees);
+  CHECK(verify_schedule(topology, unwritable.schedule).ok);
+}
+
+TEST_CASE("scored as a file: on switches the candidate whose file is fastest wins", "[synth]") {
+  const Topology topology = shipped("two-level-switch-8x4");
+  const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{64} << 20);
+  SynthOptions options;
+  options.auto_chunks = true;
+  REQUIRE(synthesize(topology, collective, options).chunks_per_npu > 1);
+  // A runtime that ran anything of more than one chunk per member ten times slower.
+  options.file_time = [](const Schedule& schedule) {
+    return schedule.planned_time_us() * (schedule.chunks_per_member() == 1 ? 1.0 : 10.0);
+  };
+  const SynthResult result = synthesize(topology, collective, options);
+  CHECK(result.chunks_per_npu == 1);
+  CHECK(verify_schedule(topology, result.schedule).ok);
+  CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
 }
 
 TEST_CASE("a file's limits: chunk counts that cannot fit a member's transfers are not tried", "[synth]") {

@@ -90,11 +90,14 @@ struct SynthOptions {
   /// When set, told now and then (at most twice a second, from any thread, never concurrently)
   /// how much of the matching is done, 0 to 1 over every run: for a progress line.
   std::function<void(double done)> progress;
-  /// Set when the result will be written in a format with limits of its own (an MSCCL XML file
-  /// holds at most 4095 steps per rank): a schedule it refuses is not the result. The spanning-tree
-  /// method asks for every pipeline depth it tries, so it can win with fewer pieces. Called from
-  /// several threads at once.
-  std::function<bool(const Schedule&)> admissible;
+  /// Set when the result will be written as a file a runtime runs at a time of its own (MSCCL XML:
+  /// transfers in flight between a pair of ranks beyond what the runtime's channels hold run one
+  /// after another, and a rank holds at most about 4,000 steps): the time of that file, from a
+  /// schedule carrying its times on the network; infinity when it cannot be written. On switched
+  /// networks, where every candidate is replayed, candidates are ranked by it (files that can be
+  /// written first) rather than by their schedule's time; the spanning-tree method ranks its
+  /// pipeline depths by it, trying fewer pieces too. Called from several threads at once.
+  std::function<double(const Schedule&)> file_time;
   /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
   /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
   std::uint64_t max_transfers_per_member = 0;
