@@ -3,10 +3,9 @@
 #include <atomic>
 #include <mutex>
 
-#include <tbb/parallel_for.h>
-
 #include "tenet/batch/batch.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/evaluate/evaluate.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/topology/analysis.hpp"
@@ -141,7 +140,7 @@ std::vector<ScenarioOutcome> run_batch(const Topology& healthy, const std::vecto
   std::vector<ScenarioOutcome> outcomes(mine.size());
   std::atomic<std::size_t> done{healthy_is_mine ? 1u : 0u};
   std::mutex progress_mutex;
-  tbb::parallel_for(std::size_t{0}, mine.size(), [&](std::size_t k) {
+  parallel_for(std::size_t{0}, mine.size(), [&](std::size_t k) {
     if (mine[k] == 0) {
       outcomes[k] = reference;
       return;

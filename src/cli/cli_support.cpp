@@ -70,11 +70,7 @@ void add_threads_option(CLI::App* command, int& threads) {
       ->default_val(0);
 }
 
-std::unique_ptr<tbb::global_control> limit_threads(int threads) {
-  if (threads <= 0) return nullptr;
-  return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                               static_cast<std::size_t>(threads));
-}
+ThreadLimit limit_threads(int threads) { return ThreadLimit(threads > 0 ? static_cast<std::size_t>(threads) : 0); }
 
 void add_collective_options(CLI::App* command, CollectiveOptions& options, bool chunks) {
   command->add_option("-t,--topology", options.topology, "Topology file (JSON)")->required();

@@ -10,11 +10,11 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <tbb/global_control.h>
 
 #include "mscclpp_cli.hpp"
 #include "tenet/collective.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/schedule/schedule.hpp"
@@ -60,8 +60,8 @@ struct Exit {
 /// Adds `--threads N` (0 = all cores) to a subcommand.
 void add_threads_option(CLI::App* command, int& threads);
 
-/// Caps TBB's worker threads for the lifetime of the returned object (nothing when threads == 0).
-std::unique_ptr<tbb::global_control> limit_threads(int threads);
+/// Caps the worker threads for the lifetime of the returned object (nothing when threads == 0).
+ThreadLimit limit_threads(int threads);
 
 /// The options every collective-running subcommand shares.
 struct CollectiveOptions {

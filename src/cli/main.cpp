@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
-#include <tbb/global_control.h>
 
 #include "cli_support.hpp"
 #include "tenet/common/error.hpp"

@@ -12,6 +12,7 @@
 namespace tenet {
 
 using namespace mscclpp_detail;
+// Plan is named in full: in a unity batch after src/msccl/, msccl_detail::Plan is visible too.
 
 MscclppProtocol parse_mscclpp_protocol(const std::string& text, const std::string& option) {
   std::string lower = text;
@@ -24,7 +25,7 @@ MscclppProtocol parse_mscclpp_protocol(const std::string& text, const std::strin
 
 namespace {
 
-void check_rank_count(const Plan& plan, const Topology& topology, const std::string& source) {
+void check_rank_count(const mscclpp_detail::Plan& plan, const Topology& topology, const std::string& source) {
   if (plan.gpus.size() != topology.npu_count()) {
     throw InputError(source, "/gpus",
                      "the plan has " + std::to_string(plan.gpus.size()) + " ranks but topology '" + topology.name +
@@ -35,7 +36,7 @@ void check_rank_count(const Plan& plan, const Topology& topology, const std::str
 }  // namespace
 
 MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::string& source, const Topology* topology) {
-  const Plan plan = parse_plan(text, source);
+  const mscclpp_detail::Plan plan = parse_plan(text, source);
   if (topology != nullptr) check_rank_count(plan, *topology, source);
   MscclppVerifyResult result;
   result.name = plan.name;
@@ -61,7 +62,7 @@ MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::stri
 
 Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& source, const Topology& topology,
                                   std::uint64_t size_bytes) {
-  const Plan plan = parse_plan(text, source);
+  const mscclpp_detail::Plan plan = parse_plan(text, source);
   check_rank_count(plan, topology, source);
   std::string problem = check_plan_rules(plan);
   ExecutionResult execution;

@@ -13,6 +13,7 @@
 namespace tenet {
 
 using namespace mscclpp_detail;
+// Plan is named in full: in a unity batch after src/msccl/, msccl_detail::Plan is visible too.
 
 std::vector<std::uint32_t> mscclpp_nodes(const Topology& topology, const std::vector<NodeId>& members) {
   // A node is what NVLink-class links join: NPUs linked directly, and NPUs on a switch that is
@@ -113,7 +114,7 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
       pair_all = true;
       layout = lay_out(schedule, rank_of, node_of, options, cap, pair_all);
     }
-    Plan plan = emit_plan(layout, options, name);
+    mscclpp_detail::Plan plan = emit_plan(layout, options, name);
     std::size_t most_ops = 0;
     std::size_t most_blocks = 0;
     int busiest_rank = 0;
@@ -139,7 +140,7 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
     }
     const std::string text = plan_to_text(plan);
     // The written text, not the plan in memory, is what the executor runs: check that.
-    const Plan reread = parse_plan(text, name);
+    const mscclpp_detail::Plan reread = parse_plan(text, name);
     std::string problem = check_plan_rules(reread);
     if (problem.empty()) problem = execute_plan(reread, true, false).error;
     if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);

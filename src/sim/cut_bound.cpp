@@ -53,10 +53,8 @@
 #include <algorithm>
 #include <limits>
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-
 #include "cut_graph.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/units.hpp"
 
 namespace tenet {
@@ -92,8 +90,8 @@ double smallest_latency_us(const Topology& topology) {
 /// capacities start as `capacities`; a run may change the super source's edges only).
 template <typename Run>
 void for_each_sink(const CutGraph& graph, const std::vector<double>& capacities,
-                   tbb::enumerable_thread_specific<CutGraph::Scratch>& scratches, std::size_t count, const Run& run) {
-  tbb::parallel_for(std::size_t{0}, count, [&](std::size_t i) {
+                   ThreadLocal<CutGraph::Scratch>& scratches, std::size_t count, const Run& run) {
+  parallel_for(std::size_t{0}, count, [&](std::size_t i) {
     CutGraph::Scratch& scratch = scratches.local();
     if (scratch.capacity.empty()) graph.prepare(scratch, capacities);
     run(scratch, i);
@@ -126,7 +124,7 @@ void search_gather_cut(const Topology& topology, const std::vector<NodeId>& memb
     double bandwidth = 0.0;
     std::uint32_t outside = 0;
   };
-  tbb::enumerable_thread_specific<CutGraph::Scratch> scratches;
+  ThreadLocal<CutGraph::Scratch> scratches;
   for (std::size_t head = 0; head < queue.size();) {
     const std::size_t count = std::min(kSinksPerBatch, queue.size() - head);
     if (bound.max_flows + count > flow_limit) {
@@ -183,13 +181,13 @@ void search_separating_cut(const Topology& topology, const std::vector<NodeId>& 
 
   // Both directions from v0 = members[0], each on its own capacities (the super source is idle).
   std::vector<double> found(sinks.size(), 0.0);
-  tbb::enumerable_thread_specific<CutGraph::Scratch> forward_scratches;
+  ThreadLocal<CutGraph::Scratch> forward_scratches;
   for_each_sink(graph, forward, forward_scratches, sinks.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
     graph.max_flow(scratch, members[0], members[sinks[i]]);
     found[i] = graph.cut_capacity(scratch);
   });
   for (double cut : found) smallest = std::min(smallest, cut);
-  tbb::enumerable_thread_specific<CutGraph::Scratch> transposed_scratches;
+  ThreadLocal<CutGraph::Scratch> transposed_scratches;
   for_each_sink(graph, transposed, transposed_scratches, sinks.size(), [&](CutGraph::Scratch& scratch, std::size_t i) {
     graph.max_flow(scratch, members[0], members[sinks[i]]);
     found[i] = graph.cut_capacity(scratch);

@@ -42,9 +42,7 @@
 #include <span>
 #include <stdexcept>
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/random.hpp"
 #include "tenet/common/units.hpp"
 
@@ -272,8 +270,8 @@ class Engine {
   /// Lands every transfer ending at `now`. Each destination's arrivals touch only its own state,
   /// so they run in parallel; waking the idle links out of NPUs that gained data is sequential.
   void arrive_all(Tick now) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 64), [&](const auto& range) {
-      for (std::size_t i = range.begin(); i != range.end(); ++i) arrive_at(dirty_[i], now);
+    parallel_for_range(std::size_t{0}, dirty_.size(), 64, [&](std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i != last; ++i) arrive_at(dirty_[i], now);
     });
     const std::size_t landed = dirty_.size();
     for (std::size_t i = 0; i < landed; ++i) {
@@ -349,9 +347,9 @@ class Engine {
         }
         continue;
       }
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, dirty_.size(), 16), [&](const auto& range) {
+      parallel_for_range(std::size_t{0}, dirty_.size(), 16, [&](std::size_t first, std::size_t last) {
         Scratch& scratch = scratch_.local();
-        for (std::size_t i = range.begin(); i != range.end(); ++i) match_destination(dirty_[i], event, tier, scratch);
+        for (std::size_t i = first; i != last; ++i) match_destination(dirty_[i], event, tier, scratch);
       });
       for (NodeId v : dirty_) merge(v);
     }
@@ -760,7 +758,7 @@ class Engine {
   std::vector<Tick> tier_ticks_;              ///< the distinct link times, ascending
   std::vector<char> tier_reads_others_;       ///< per tier: some link has faster sources
   std::vector<MatchedTransfer> match_slots_;  ///< per destination, a block of in-degree slots
-  tbb::enumerable_thread_specific<Scratch> scratch_;
+  ThreadLocal<Scratch> scratch_;
 
   ArrivalQueues arrivals_;
   std::vector<std::uint32_t> link_inflight_;  ///< the (first) transfer on each link, or kNotDelivered

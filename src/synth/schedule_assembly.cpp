@@ -5,8 +5,7 @@
 #include <atomic>
 #include <span>
 
-#include <tbb/parallel_for.h>
-
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/uninitialized.hpp"
 
 namespace tenet::synth {
@@ -221,8 +220,8 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
     const std::size_t begin = trace.transfers.block_begin(b);
     const std::size_t n = std::min(trace.transfers.block_size(), count - begin);
     dep_counts.resize(n);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
-      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+    parallel_for_range(std::size_t{0}, n, kGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i != last; ++i) {
         const MatchedTransfer& transfer = trace.transfers[begin + i];
         dep_counts[i] = transfer.feeder != kNotDelivered ? 1
                         : ready.empty()                  ? 0
@@ -230,8 +229,8 @@ void append_all_gather(Schedule& schedule, const Topology& topology, AllGatherTr
       }
     });
     const Schedule::Extension room = schedule.extend(n, dep_counts);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
-      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+    parallel_for_range(std::size_t{0}, n, kGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i != last; ++i) {
         const MatchedTransfer& transfer = trace.transfers[begin + i];
         const TransferId id = room.first_id + static_cast<TransferId>(i);
         write_transfer(schedule, room, i, placement, transfer, TransferKind::kCopy, time_base + transfer.event,
@@ -258,8 +257,8 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
   // Filled in parallel with atomic counters, then each short list sorted so the order does not
   // depend on the threads.
   std::vector<std::uint32_t> child_offsets(count + 1, 0);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, kGrain), [&](const auto& range) {
-    for (std::size_t j = range.begin(); j != range.end(); ++j) {
+  parallel_for_range(std::size_t{0}, count, kGrain, [&](std::size_t first, std::size_t last) {
+    for (std::size_t j = first; j != last; ++j) {
       const std::uint32_t feeder = trace.transfers[j].feeder;
       if (feeder != kNotDelivered) std::atomic_ref(child_offsets[feeder + 1]).fetch_add(1, std::memory_order_relaxed);
     }
@@ -268,15 +267,15 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
   UninitializedVector<std::uint32_t> children(child_offsets.back());
   {
     std::vector<std::uint32_t> fill(child_offsets.begin(), child_offsets.end() - 1);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, kGrain), [&](const auto& range) {
-      for (std::size_t j = range.begin(); j != range.end(); ++j) {
+    parallel_for_range(std::size_t{0}, count, kGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t j = first; j != last; ++j) {
         const std::uint32_t feeder = trace.transfers[j].feeder;
         if (feeder == kNotDelivered) continue;
         children[std::atomic_ref(fill[feeder]).fetch_add(1, std::memory_order_relaxed)] = static_cast<std::uint32_t>(j);
       }
     });
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, kGrain), [&](const auto& range) {
-      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+    parallel_for_range(std::size_t{0}, count, kGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i != last; ++i) {
         std::sort(children.begin() + child_offsets[i], children.begin() + child_offsets[i + 1]);
       }
     });
@@ -298,15 +297,15 @@ std::vector<std::vector<TransferId>> append_reduce_scatter(Schedule& schedule, c
     const std::size_t end = std::min(begin + trace.transfers.block_size(), count);
     const std::size_t n = end - begin;
     dep_counts.resize(n);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
-      for (std::size_t k = range.begin(); k != range.end(); ++k) {
+    parallel_for_range(std::size_t{0}, n, kGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t k = first; k != last; ++k) {
         const std::size_t i = end - 1 - k;
         dep_counts[k] = child_offsets[i + 1] - child_offsets[i];
       }
     });
     const Schedule::Extension room = schedule.extend(n, dep_counts);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& range) {
-      for (std::size_t k = range.begin(); k != range.end(); ++k) {
+    parallel_for_range(std::size_t{0}, n, kGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t k = first; k != last; ++k) {
         const std::size_t i = end - 1 - k;
         const MatchedTransfer& transfer = trace.transfers[i];
         // On the transpose, link l runs from topology's link l destination to its source: the

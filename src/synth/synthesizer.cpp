@@ -16,13 +16,12 @@
 #include <optional>
 #include <stdexcept>
 
-#include <tbb/parallel_for.h>
-
 #include "all_gather_engine.hpp"
 #include "express.hpp"
 #include "schedule_assembly.hpp"
 #include "switch_native.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/random.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -222,7 +221,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   std::atomic<synth::Tick> best_total{known_best};
   std::vector<std::atomic<std::size_t>> phases_left(candidates.size());
   for (std::atomic<std::size_t>& left : phases_left) left.store(phases_per_candidate);
-  tbb::parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
+  parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
     const std::function<void(double)> progress =
         options.progress ? std::function<void(double)>(progress_of(task)) : std::function<void(double)>();
     const std::size_t index = task / phases_per_candidate;
@@ -274,7 +273,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   const bool by_file = switched && static_cast<bool>(options.file_time);
   std::vector<std::optional<Schedule>> schedules(candidates.size());
   std::vector<SimResult> replays(candidates.size());
-  tbb::parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
+  parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
     if (outcomes[i].abandoned) return;
     if (!candidates[i].routed && !replay_all) {
       round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;

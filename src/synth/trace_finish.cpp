@@ -4,10 +4,8 @@
 
 #include <algorithm>
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-
 #include "all_gather_engine.hpp"
+#include "tenet/common/parallel.hpp"
 
 namespace tenet::synth {
 
@@ -63,11 +61,10 @@ void link_feeders(TransferLog& transfers, std::uint32_t nodes, std::uint32_t chu
       departures[out_fill[src_of[transfers[i].link]]++] = static_cast<std::uint32_t>(i);
     }
   }
-  tbb::enumerable_thread_specific<std::vector<std::uint32_t>> tables(
-      [&] { return std::vector<std::uint32_t>(chunks, kNotDelivered); });
-  tbb::parallel_for(tbb::blocked_range<NodeId>(0, nodes, 16), [&](const auto& range) {
+  ThreadLocal<std::vector<std::uint32_t>> tables([&] { return std::vector<std::uint32_t>(chunks, kNotDelivered); });
+  parallel_for_range(NodeId{0}, nodes, 16, [&](NodeId first, NodeId last) {
     std::vector<std::uint32_t>& arrived_by = tables.local();
-    for (NodeId u = range.begin(); u != range.end(); ++u) {
+    for (NodeId u = first; u != last; ++u) {
       for (std::uint64_t k = in_offsets[u]; k < in_offsets[u + 1]; ++k) {
         arrived_by[transfers[arrivals[k]].chunk] = arrivals[k];
       }

@@ -6,9 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include <tbb/parallel_for.h>
-
 #include "schedule_assembly.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/sim/cut_bound.hpp"
 #include "tree_schedule.hpp"
 
@@ -53,7 +52,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
       gathers ? choose_tree_units(topology, reduces ? &transposed : nullptr, members, optimal)
               : choose_tree_units(transposed, nullptr, members, optimal);
   std::vector<Packed> packed(offered.size());
-  tbb::parallel_for(std::size_t{0}, offered.size(), [&](std::size_t i) {
+  parallel_for(std::size_t{0}, offered.size(), [&](std::size_t i) {
     packed[i].units = offered[i];
     if (gathers) packed[i].gather = pack_trees(topology, members, offered[i]);
     if (reduces) packed[i].reduce = pack_trees(transposed, members, offered[i]);
@@ -85,7 +84,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   std::vector<TreeMethodResult> results(trials.size());
   SimOptions replay_options;
   replay_options.record_times = true;
-  tbb::parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) {
+  parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) {
     const Packed& choice = *trials[i].packed;
     TreeMethodResult& result = results[i];
     result.schedule = tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,

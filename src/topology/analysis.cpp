@@ -6,8 +6,7 @@
 #include <numeric>
 #include <queue>
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
+#include "tenet/common/parallel.hpp"
 
 namespace tenet {
 namespace {
@@ -96,8 +95,8 @@ Diameter compute_diameter(const Topology& topology, const std::vector<NodeId>& p
   Diameter diameter;
   if (sources.size() <= kExactDiameterLimit) {
     std::vector<Eccentricity> per_source(sources.size());
-    tbb::enumerable_thread_specific<SearchScratch> scratch;
-    tbb::parallel_for(std::size_t{0}, sources.size(), [&](std::size_t i) {
+    ThreadLocal<SearchScratch> scratch;
+    parallel_for(std::size_t{0}, sources.size(), [&](std::size_t i) {
       per_source[i] = eccentricity(topology, adjacency, sources[i], is_participant, scratch.local());
     });
     for (const Eccentricity& e : per_source) {

@@ -24,9 +24,7 @@
 #include <string>
 #include <vector>
 
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/random.hpp"
 #include "verify_internal.hpp"
 
@@ -120,10 +118,10 @@ ChunkSlice slice_of(std::size_t slice, std::size_t slices, std::uint64_t chunk_c
 /// counters into `outcome`.
 template <typename Pass>
 bool every_slice_passes(std::uint64_t chunk_count, ReplayOutcome& outcome, Pass&& pass) {
-  const auto slices = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  const auto slices = static_cast<std::size_t>(std::max(1, max_concurrency()));
   std::vector<ReplayOutcome> outcomes(slices);
-  tbb::parallel_for(std::size_t{0}, slices,
-                    [&](std::size_t slice) { outcomes[slice] = pass(slice_of(slice, slices, chunk_count)); });
+  parallel_for(std::size_t{0}, slices,
+               [&](std::size_t slice) { outcomes[slice] = pass(slice_of(slice, slices, chunk_count)); });
   for (const ReplayOutcome& part : outcomes) {
     if (!part.error.empty()) return false;
     outcome.transfers_checked += part.transfers_checked;
@@ -188,8 +186,8 @@ void reset_writers(const Schedule& schedule, const SlotRows& rows, std::vector<T
   const std::uint64_t chunk_count = schedule.chunk_count();
   const std::uint32_t per_member = schedule.chunks_per_member();
   const std::size_t members = schedule.members().size();
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, rows.rows, 64), [&](const auto& range) {
-    for (std::uint32_t row = range.begin(); row != range.end(); ++row) {
+  parallel_for_range(std::uint32_t{0}, rows.rows, 64, [&](std::uint32_t first, std::uint32_t last) {
+    for (std::uint32_t row = first; row != last; ++row) {
       TransferId* slots = writer.data() + row * chunk_count;
       std::fill(slots, slots + chunk_count, kEmpty);
       if (row < members) std::fill(slots + row * per_member, slots + (row + 1) * per_member, kInitial);
@@ -267,8 +265,8 @@ void reset_reduction_slots(const Schedule& schedule, const SlotRows& rows, Reduc
   state.full_hash = 0;
   for (std::uint32_t member = 0; member < members; ++member)
     state.full_hash += Rng(mix_seed(kMemberKeySeed, member)).next();
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, rows.rows, 64), [&](const auto& range) {
-    for (std::uint32_t row = range.begin(); row != range.end(); ++row) {
+  parallel_for_range(std::uint32_t{0}, rows.rows, 64, [&](std::uint32_t first, std::uint32_t last) {
+    for (std::uint32_t row = first; row != last; ++row) {
       const Slot initial = row < members ? Slot{Rng(mix_seed(kMemberKeySeed, row)).next(), 1, kNoTransfer} : Slot{};
       std::fill(state.slots.begin() + static_cast<std::ptrdiff_t>(row * chunk_count),
                 state.slots.begin() + static_cast<std::ptrdiff_t>((row + 1) * chunk_count), initial);

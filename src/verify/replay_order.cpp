@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-#include <tbb/parallel_sort.h>
-
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/units.hpp"
 #include "verify_internal.hpp"
 
@@ -37,7 +36,7 @@ ReplayOrder::ReplayOrder(const Schedule& schedule, const Survey& survey) : sched
   std::vector<std::pair<double, TransferId>> keys(count);
   for (std::size_t id = 0; id < count; ++id)
     keys[id] = {start(static_cast<TransferId>(id)), static_cast<TransferId>(id)};
-  tbb::parallel_sort(keys.begin(), keys.end());
+  parallel_sort(keys.begin(), keys.end());
   order_.resize(count);
   for (std::size_t i = 0; i < count; ++i) order_[i] = keys[i].second;
 }

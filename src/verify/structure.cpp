@@ -10,10 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_reduce.h>
-
 #include "tenet/common/error.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/units.hpp"
 #include "verify_internal.hpp"
 
@@ -159,21 +157,20 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
     std::uint64_t chunk_entries = 0;
   };
   // seen_in[c] == id + 1 while transfer `id` is checked: finds a chunk listed twice in O(chunks).
-  tbb::enumerable_thread_specific<std::vector<TransferId>> seen(
-      [&] { return std::vector<TransferId>(schedule.chunk_count(), 0); });
-  Facts facts = tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, count, kSurveyGrain), Facts{},
-      [&](const tbb::blocked_range<std::size_t>& range, Facts facts) {
-        if (facts.first_problem != kNoTransfer && facts.first_problem < range.begin()) return facts;
+  ThreadLocal<std::vector<TransferId>> seen([&] { return std::vector<TransferId>(schedule.chunk_count(), 0); });
+  Facts facts = parallel_reduce(
+      std::size_t{0}, count, kSurveyGrain, Facts{},
+      [&](std::size_t first, std::size_t last, Facts facts) {
+        if (facts.first_problem != kNoTransfer && facts.first_problem < first) return facts;
         std::vector<TransferId>& seen_in = seen.local();
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        for (std::size_t i = first; i != last; ++i) {
           const TransferId id = static_cast<TransferId>(i);
           if (!transfer_problem(topology, schedule, id, seen_in).empty()) {
             facts.first_problem = std::min(facts.first_problem, id);
             return facts;
           }
           // The dependencies' end times are the one random access here: ask for them early.
-          if (i + kPrefetchDistance < range.end()) {
+          if (i + kPrefetchDistance < last) {
             for (TransferId dep : schedule.deps_of(static_cast<TransferId>(i + kPrefetchDistance)))
               schedule.prefetch_times(dep);
           }
@@ -229,10 +226,10 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
     const sim::RouteTable& routes = *survey.routes;
     facts.durations_and_deps_hold =
         facts.durations_and_deps_hold &&
-        tbb::parallel_reduce(
-            tbb::blocked_range<std::size_t>(0, count, kSurveyGrain), true,
-            [&](const tbb::blocked_range<std::size_t>& range, bool hold) {
-              for (std::size_t i = range.begin(); i != range.end() && hold; ++i) {
+        parallel_reduce(
+            std::size_t{0}, count, kSurveyGrain, true,
+            [&](std::size_t first, std::size_t last, bool hold) {
+              for (std::size_t i = first; i != last && hold; ++i) {
                 const Transfer transfer = schedule.transfer(static_cast<TransferId>(i));
                 if (transfer.link != kNoLink || transfer.route != kNoRoute) continue;
                 hold = time_leq(transfer.start_us + routed_time_us(routes, transfer, schedule.bytes_of(transfer)),

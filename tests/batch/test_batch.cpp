@@ -4,12 +4,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include <tbb/global_control.h>
-
 #include "../support/collectives.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/batch/batch.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
 
@@ -94,7 +93,7 @@ TEST_CASE("results do not depend on the thread count, and shards add up to the w
   const std::vector<Scenario> scenarios = make_scenarios(spec, torus, "--scenarios");
   nlohmann::json whole;
   {
-    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit one(1);
     whole = summary_of(torus, scenarios, allreduce_options(), spec);
   }
   CHECK(whole == summary_of(torus, scenarios, allreduce_options(), spec));

@@ -11,11 +11,10 @@
 #include <string>
 #include <vector>
 
-#include <tbb/global_control.h>
-
 #include "../support/collectives.hpp"
 #include "../support/sanitizers.hpp"
 #include "tenet/baselines/baseline.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/random.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -263,10 +262,10 @@ TEST_CASE("the cut bound is the same for 1 and 2 threads", "[bounds][cut]") {
   for (CollectiveKind kind : kAllKinds) {
     CutBound serial;
     {
-      tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      ThreadLimit one(1);
       serial = cut_of(topology, kind);
     }
-    tbb::global_control two(tbb::global_control::max_allowed_parallelism, 2);
+    ThreadLimit two(2);
     CHECK(same_cut(serial, cut_of(topology, kind)));
     CHECK(same_cut(serial, cut_of(topology, kind)));
   }

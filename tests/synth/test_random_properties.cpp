@@ -15,12 +15,12 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <tbb/global_control.h>
 
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
 #include "../support/sanitizers.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -218,7 +218,7 @@ TEST_CASE("random networks: 1 and 2 threads synthesize byte-identical schedules"
   // One thread limit per sweep: under the sanitizers, starting TBB's workers anew for every
   // schedule took longer than synthesizing it.
   auto render_all = [&](std::size_t threads) {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    ThreadLimit limit(threads);
     std::vector<std::string> texts;
     for (const RandomCase& random : cases) {
       const Topology topology = parse_topology(random.text, "random.json");

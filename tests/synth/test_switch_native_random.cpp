@@ -7,12 +7,11 @@
 #include <cstdint>
 #include <string>
 
-#include <tbb/global_control.h>
-
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
 #include "../support/sanitizers.hpp"
 #include "tenet/baselines/baseline.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -63,7 +62,7 @@ TEST_CASE("random switched networks: 1 and 2 threads give the same schedule", "[
     SynthOptions options;
     options.auto_chunks = true;
     auto render = [&](int threads) {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+      ThreadLimit limit(static_cast<std::size_t>(threads));
       return schedule_to_text(
           synthesize(topology, make_collective(CollectiveKind::kAllReduce, 16 << 20), options).schedule, topology);
     };

@@ -4,10 +4,9 @@
 #include <bit>
 #include <limits>
 
-#include <tbb/global_control.h>
-
 #include "../support/collectives.hpp"
 #include "../support/sanitizers.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -135,7 +134,7 @@ TEST_CASE("the schedule is identical for 1 and 2 threads and for reruns", "[synt
        {"torus-8x8", "two-level-switch-8x4", "ring-fc-switch-2x4x2", "mesh-5x5-100GBps", "dragonfly-4x5"}) {
     const Topology topology = shipped(name);
     auto render = [&](int threads) {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+      ThreadLimit limit(static_cast<std::size_t>(threads));
       SynthOptions options;
       options.restarts = 3;
       const SynthResult result = synthesize(topology, make_collective(CollectiveKind::kAllReduce, 1 << 24, 2), options);
@@ -387,7 +386,7 @@ TEST_CASE("aggregated and routed searches give the same schedule on 1 and 2 thre
     SynthOptions options;
     options.auto_chunks = true;
     auto render = [&](std::size_t threads) {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      ThreadLimit limit(threads);
       const SynthResult result = synthesize(topology, make_collective(c.kind, c.size), options);
       return schedule_to_text(result.schedule, topology);
     };

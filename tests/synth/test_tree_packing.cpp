@@ -8,14 +8,13 @@
 #include <limits>
 #include <map>
 
-#include <tbb/global_control.h>
-
 #include "../../src/synth/int_max_flow.hpp"
 #include "../../src/synth/schedule_assembly.hpp"
 #include "../../src/synth/tree_packing.hpp"
 #include "../../src/synth/tree_schedule.hpp"
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
+#include "tenet/common/parallel.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/sim/cut_bound.hpp"
@@ -241,7 +240,7 @@ TEST_CASE("spanning-tree synthesis gives the same schedule on 1 and 2 threads", 
   options.auto_chunks = true;
   std::string texts[2];
   for (int threads : {1, 2}) {
-    const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const ThreadLimit limit(threads);
     const SynthResult result = synthesize(topology, collective, options);
     texts[threads - 1] = schedule_to_text(result.schedule, topology);
   }
