@@ -108,7 +108,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   }
   if (best == results.size()) return std::nullopt;
   TreeMethodResult& winner = results[best];
-  winner.schedule.retime(winner.replay.start_us, winner.replay.end_us);
+  if (!file_time) winner.schedule.retime(winner.replay.start_us, winner.replay.end_us);  // else done above
   winner.replay.start_us = {};
   winner.replay.end_us = {};
   winner.tried = static_cast<std::uint32_t>(results.size());

@@ -35,6 +35,7 @@
 #include <mutex>
 #include <vector>
 #else
+#include <functional>
 #include <optional>
 
 #include <tbb/blocked_range.h>
@@ -145,13 +146,8 @@ Value parallel_reduce(Index begin, Index end, std::size_t grain, const Value& id
   return result;
 }
 
-template <typename Iterator>
-void parallel_sort(Iterator first, Iterator last) {
-  std::sort(first, last);
-}
-
-template <typename Iterator, typename Compare>
-void parallel_sort(Iterator first, Iterator last, const Compare& less) {
+template <typename Iterator, typename Compare = std::less<>>
+void parallel_sort(Iterator first, Iterator last, const Compare& less = Compare()) {
   std::sort(first, last, less);
 }
 
@@ -235,13 +231,8 @@ Value parallel_reduce(Index begin, Index end, std::size_t grain, const Value& id
       join);
 }
 
-template <typename Iterator>
-void parallel_sort(Iterator first, Iterator last) {
-  tbb::parallel_sort(first, last);
-}
-
-template <typename Iterator, typename Compare>
-void parallel_sort(Iterator first, Iterator last, const Compare& less) {
+template <typename Iterator, typename Compare = std::less<>>
+void parallel_sort(Iterator first, Iterator last, const Compare& less = Compare()) {
   tbb::parallel_sort(first, last, less);
 }
 
