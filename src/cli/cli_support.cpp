@@ -58,8 +58,12 @@ std::string bound_summary(const LowerBound& bound, double time_us, const std::st
 
 std::string bound_terms_text(const LowerBound& bound) {
   std::string text = "ingress " + format_time_us(bound.ingress_us) + ", cut " + format_time_us(bound.cut_us) +
-                     " (bandwidth " + format_time_us(bound.cut_bandwidth_us) + "), latency " +
-                     format_time_us(bound.latency_us);
+                     " (bandwidth " + format_time_us(bound.cut_bandwidth_us) + ")";
+  if (bound.groups.groups != 0) {
+    text += ", groups " + format_time_us(bound.groups_us) + " (" + std::to_string(bound.groups.groups) + " groups, " +
+            fixed(bound.groups.bandwidth_GBps, 2) + " GB/s)";
+  }
+  text += ", latency " + format_time_us(bound.latency_us);
   if (!bound.cut.exact) text += "; " + cut_coverage_note(bound.cut);
   return text;
 }

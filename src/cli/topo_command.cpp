@@ -242,6 +242,7 @@ void run_info(const InfoOptions& options) {
                       {"lower_bound_terms", lower_bound_terms_json(row.bound)},
                       {"ingress_bound_us", row.bound.ingress_us},
                       {"cut_bound_us", row.bound.cut_us},
+                      {"groups_bound_us", row.bound.groups_us},
                       {"latency_bound_us", row.bound.latency_us},
                       {"cut_bandwidth_GBps", row.bound.cut.cut_bandwidth_GBps},
                       {"cut_crossing_share", row.bound.cut.crossing_share},
@@ -276,7 +277,8 @@ void run_info(const InfoOptions& options) {
   std::cout << facts.render() << "\nlower bounds for " << format_size(size) << " (" << size << " B)";
   if (!members.empty()) std::cout << " among " << members.size() << " members";
   std::cout << ":\n";
-  Table table({"collective", "bound", "binds", "ingress bound", "cut bound", "latency bound", "tightest cut"});
+  Table table(
+      {"collective", "bound", "binds", "ingress bound", "cut bound", "groups bound", "latency bound", "tightest cut"});
   std::vector<std::string> notes;
   for (const BoundRow& row : bounds) {
     const CutBound& cut = row.bound.cut;
@@ -291,6 +293,7 @@ void run_info(const InfoOptions& options) {
     }
     table.add_row({collective_name(row.kind), format_time_us(row.bound.total_us), row.bound.binding_name(),
                    format_time_us(row.bound.ingress_us), format_time_us(row.bound.cut_us),
+                   row.bound.groups.groups != 0 ? format_time_us(row.bound.groups_us) : "-",
                    format_time_us(row.bound.latency_us), cut_text});
     if (!cut.exact) notes.push_back(collective_name(row.kind) + ": " + cut_coverage_note(cut));
   }

@@ -31,11 +31,13 @@ nlohmann::json result_to_json(const CollectiveResult& result) {
 }
 
 nlohmann::json lower_bound_terms_json(const LowerBound& bound) {
-  nlohmann::json terms = {{"ingress_us", bound.ingress_us},
-                          {"cut_us", bound.cut_us},
-                          {"cut_bandwidth_us", bound.cut_bandwidth_us},
-                          {"latency_us", bound.latency_us},
-                          {"cut_exact", bound.cut.exact}};
+  nlohmann::json terms = {
+      {"ingress_us", bound.ingress_us}, {"cut_us", bound.cut_us},       {"cut_bandwidth_us", bound.cut_bandwidth_us},
+      {"latency_us", bound.latency_us}, {"cut_exact", bound.cut.exact}, {"groups_us", bound.groups_us}};
+  if (bound.groups.groups != 0) {
+    terms["groups"] = bound.groups.groups;
+    terms["groups_bandwidth_GBps"] = bound.groups.bandwidth_GBps;
+  }
   if (!bound.cut.exact) {
     terms["cut_members_checked"] = bound.cut.sinks;
     terms["cut_note"] = cut_coverage_note(bound.cut);

@@ -14,6 +14,7 @@ std::string bound_term_name(BoundTerm term) {
   switch (term) {
     case BoundTerm::kIngress: return "ingress";
     case BoundTerm::kCut: return "cut";
+    case BoundTerm::kGroups: return "groups";
     case BoundTerm::kLatency: return "latency";
   }
   return "?";
@@ -87,15 +88,22 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, c
   bound.cut = cut;
   bound.cut_bandwidth_us = cut.bandwidth_time_us(collective.size_bytes);
   bound.cut_us = cut.time_us(collective.size_bytes);
+  if (collective.kind == CollectiveKind::kAllReduce) {
+    bound.groups = all_reduce_group_bound(topology, participants, collective.size_bytes);
+    bound.groups_us = bound.groups.time_us;
+  }
   bound.latency_us = diameter.latency_us;
-  bound.total_us = std::max({bound.ingress_us, bound.cut_us, bound.latency_us});
-  // Ties go to the simpler explanation: a single NPU's links before a cut, a cut before latency.
-  // The same set computed two ways can differ in the last bits, hence the tolerance.
+  bound.total_us = std::max({bound.ingress_us, bound.cut_us, bound.groups_us, bound.latency_us});
+  // Ties go to the simpler explanation: a single NPU's links before a cut, a cut before groups,
+  // groups before latency. The same set computed two ways can differ in the last bits, hence the
+  // tolerance.
   const double tie = bound.total_us * (1.0 - 1e-12);
   if (bound.ingress_us >= tie) {
     bound.binding = BoundTerm::kIngress;
   } else if (bound.cut_us >= tie) {
     bound.binding = BoundTerm::kCut;
+  } else if (bound.groups_us >= tie) {
+    bound.binding = BoundTerm::kGroups;
   } else {
     bound.binding = BoundTerm::kLatency;
   }

@@ -32,7 +32,7 @@ set_tests_properties(cli.batch_xml_verify PROPERTIES FIXTURES_REQUIRED batch_xml
 tenet_cli_test(batch_xml_needs_out_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json --scenarios all-npus --xml
   STDERR "error: --xml: needs --out-dir, the folder the .xml files go to")
 tenet_cli_test(compare_csv_bounds EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --size 1MiB --algorithms ring --csv
-  STDOUT "lower_bound_us,lower_bound_term,ingress_bound_us,cut_bound_us,cut_bandwidth_bound_us,latency_bound_us,cut_exact,")
+  STDOUT "lower_bound_us,lower_bound_term,ingress_bound_us,cut_bound_us,cut_bandwidth_bound_us,groups_bound_us,latency_bound_us,cut_exact,")
 tenet_cli_test(compare_bound_line EXIT 0 ARGS compare -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB
   --algorithms ring STDOUT "1 MiB: lower bound 42.64 us, cut binds; ingress 12.99 us, cut 42.64 us")
 tenet_cli_test(batch_bound_columns EXIT 0 ARGS batch -t ${TOPOLOGIES}/dgx1-2x8-bridge.json -c allgather --size 1MiB
@@ -66,3 +66,5 @@ tenet_cli_test(batch_summary_name EXIT 0 ARGS batch -t ${TOPOLOGIES}/torus-4x4.j
   STDOUT "\"file\": \"summary-1.json\"")
 tenet_cli_test(batch_merge_row_missing EXIT 2 ARGS batch merge ${BAD}/shard-row-missing
   STDERR "shard-row-missing/summary.json: /scenarios: the row of scenario 4 is missing (shard 0/2 holds 8 of its 9 scenarios)")
+tenet_cli_test(compare_groups_bound_line EXIT 0 ARGS compare -t ${TOPOLOGIES}/a100-4x8-ib.json -c allreduce --size 1GiB
+  --algorithms ring STDOUT "1 GiB: lower bound 8.055 ms, groups binds; ingress 6.402 ms, cut 5.369 ms (bandwidth 5.369 ms), groups 8.055 ms (4 groups, 800.00 GB/s)")

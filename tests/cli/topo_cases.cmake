@@ -9,9 +9,12 @@ tenet_cli_test(unknown_subcommand EXIT 2 ARGS synthesise STDERR "error:")
 tenet_cli_test(info_torus EXIT 0 ARGS topo info ${TOPOLOGIES}/torus-4x4.json --size 1MiB
   STDOUT "diameter        4 hops, 2.00 us")
 tenet_cli_test(info_bounds EXIT 0 ARGS topo info ${TOPOLOGIES}/torus-4x4.json --size 1MiB
-  STDOUT "allreduce      10.33 us  ingress       10.33 us   5.743 us           2 us          size / 200.00 GB/s")
+  STDOUT "allreduce      10.33 us  ingress       10.33 us   5.743 us             -           2 us          size / 200.00 GB/s")
 tenet_cli_test(info_cut_binds EXIT 0 ARGS topo info ${TOPOLOGIES}/dgx1-2x8-bridge.json --size 1GiB
-  STDOUT "allgather      42.95 ms    cut       12.58 ms   42.95 ms         4.8 us  8/16 x size / 12.50 GB/s")
+  STDOUT "allgather      42.95 ms    cut       12.58 ms   42.95 ms             -         4.8 us  8/16 x size / 12.50 GB/s")
+# Four boxes of eight GPUs: the all-reduce needs 2 x 3 x size through the boxes' 32 NICs.
+tenet_cli_test(info_groups_bind EXIT 0 ARGS topo info ${TOPOLOGIES}/a100-4x8-ib.json --size 1GiB
+  STDOUT "allreduce      8.055 ms  groups       6.402 ms   5.369 ms      8.055 ms         5.4 us          size / 200.00 GB/s")
 tenet_cli_test(info_cut_json EXIT 0 ARGS topo info ${TOPOLOGIES}/a100-2x8-ib.json --json
   STDOUT "\"lower_bound_term\": \"ingress\"")
 tenet_cli_test(info_cut_subset EXIT 0 ARGS topo info ${TOPOLOGIES}/mesh-128x128.json --size 64MiB

@@ -10,33 +10,39 @@
 // first byte pays the cheapest alpha of those links: t >= min_alpha + bytes / bandwidth.
 // Cut bound: every node set holding some members but not all must take in, through its links,
 // the data it lacks (cut_bound.hpp): the largest such bound, by max-flow.
+// Groups bound (all-reduce): the ingress bound's sum term for groups of NPUs (a box and its
+// NVSwitch, say) instead of single NPUs: k groups with members need 2(k-1) n bytes through the links
+// into them (group_bound.hpp).
 // Latency bound: some participant's data must travel from the farthest other participant, so
-// t >= the lowest-latency diameter. The bound is the largest of the three; outputs name it.
+// t >= the lowest-latency diameter. The bound is the largest of the four; outputs name it.
 
 #include <cstdint>
 #include <string>
 
 #include "tenet/collective.hpp"
 #include "tenet/sim/cut_bound.hpp"
+#include "tenet/sim/group_bound.hpp"
 #include "tenet/topology/analysis.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet {
 
 /// The term of a lower bound that binds (is largest; on a tie the first listed here).
-enum class BoundTerm { kIngress, kCut, kLatency };
+enum class BoundTerm { kIngress, kCut, kGroups, kLatency };
 
-/// "ingress", "cut", "latency".
+/// "ingress", "cut", "groups", "latency".
 std::string bound_term_name(BoundTerm term);
 
 struct LowerBound {
   double ingress_us = 0.0;
   double cut_us = 0.0;            ///< cut.latency_us + cut_bandwidth_us
   double cut_bandwidth_us = 0.0;  ///< the cut term without its latency: bytes / cut bandwidth
+  double groups_us = 0.0;         ///< all-reduce only; 0 where no grouping of NPUs gives a bound
   double latency_us = 0.0;
-  double total_us = 0.0;  ///< max(ingress_us, cut_us, latency_us)
+  double total_us = 0.0;  ///< max(ingress_us, cut_us, groups_us, latency_us)
   BoundTerm binding = BoundTerm::kIngress;
-  CutBound cut;  ///< the binding cut behind cut_us
+  CutBound cut;       ///< the binding cut behind cut_us
+  GroupBound groups;  ///< the binding grouping behind groups_us
 
   std::string binding_name() const { return bound_term_name(binding); }
 };
