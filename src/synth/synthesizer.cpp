@@ -100,11 +100,15 @@ constexpr double kExpressAlphaShare = 0.5;
 constexpr double kExpressLargeAlphaShare = 0.9;
 /// The spanning-tree method (tree_packing.hpp) runs on networks of mixed link speeds or with
 /// switches, where the greedy matching cannot see the cuts, up to this many members (its packing
-/// runs thousands of max-flows per member), and where a chunk's alpha is under
-/// kAggregateAlphaShare of its time (its pipelines cut each member's data into many pieces).
+/// runs thousands of max-flows per member) ...
 constexpr std::size_t kTreeMembers = 64;
 /// Transfers a tree schedule may have (pieces are chosen within it).
 constexpr double kTreeTransfers = 3e5;
+/// ... and where a member's whole block pays an alpha of at most this share of its time on every
+/// link: trees cut it into 16 to 128 pieces. On a100-4x8-ib (0.7 us, 300 GB/s NVSwitch ports) the
+/// block pays 29% at 16 MiB, where trees cut the all-reduce from 228 to 213 us, and 87% at 1 MiB,
+/// where they never won and doubled the synthesis time.
+constexpr double kTreeAlphaShare = 0.3;
 /// ... and only where the matching's schedule is further than this from the lower bound: trees
 /// can at best close that gap, and replaying them on a shared fabric costs seconds (fat-tree-8x4
 /// all-reduce of 64 MiB: 2724 us matched, 4.7% over its bound; trees 1% faster in 20 s).
@@ -623,7 +627,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // left both to tenet.
   if (options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto && options.auto_chunks &&
       options.switches == SwitchPlanning::kAuto && members.size() <= kTreeMembers &&
-      (switched || mixed_link_speeds(topology)) && !aggregating &&
+      (switched || mixed_link_speeds(topology)) &&
+      !alpha_matters(topology, static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()),
+                     kTreeAlphaShare) &&
       best_time > kTreeGap * lower_bound(topology, collective, compute_diameter(topology, members)).total_us) {
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          switched ? options.file_time : std::function<double(const Schedule&)>());
