@@ -7,12 +7,14 @@
 // threadblocks per rank. Here the transfers of each pair are dealt in start order onto at most
 // `lanes` lanes, each waiting for the one before it on its lane, and the schedule is retimed by
 // the simulator: the serialization MSCCL forces, made explicit and timed, so the layout stays
-// within the limits and the cost shows in the file's time.
+// within the limits and the cost shows in the file's time. Likewise a transfer of chunks that are
+// not consecutive is several steps, one after the other.
 
 #include <algorithm>
 #include <map>
 #include <numeric>
 #include <queue>
+#include <span>
 
 #include "tenet/schedule/effective_times.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -117,6 +119,53 @@ Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times,
   const SimResult replay = simulate(topology, serialized, options);
   serialized.retime(replay.start_us, replay.end_us);
   return serialized;
+}
+
+std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const Topology& topology) {
+  const auto runs = [&](TransferId id) {
+    const std::span<const ChunkId> chunks = schedule.chunks_of(schedule.transfer(id));
+    std::size_t count = chunks.empty() ? 0 : 1;
+    for (std::size_t i = 1; i < chunks.size(); ++i) count += chunks[i] == chunks[i - 1] + 1 ? 0 : 1;
+    return count;
+  };
+  bool cut = false;
+  for (TransferId id = 0; id < schedule.size() && !cut; ++id) cut = runs(id) > 1;
+  if (!cut) return std::nullopt;
+
+  Schedule stepped(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
+                   schedule.algorithm());
+  stepped.notes = schedule.notes;
+  for (RouteId route = 0; route < schedule.route_count(); ++route) stepped.add_route(schedule.route_links(route));
+  // Transfers keep their order, so dependencies (on the last step of a cut transfer) still point
+  // to earlier ones.
+  std::vector<TransferId> last_step(schedule.size());
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    const std::span<const ChunkId> chunks = schedule.chunks_of(transfer);
+    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    deps.clear();
+    for (TransferId dep : schedule.deps_of(transfer)) deps.push_back(last_step[dep]);
+    const double share =
+        (transfer.end_us - transfer.start_us) / static_cast<double>(std::max<std::size_t>(1, runs(id)));
+    double start = transfer.start_us;
+    std::size_t begin = 0;
+    while (true) {
+      std::size_t end = begin + 1;
+      while (end < chunks.size() && chunks[end] == chunks[end - 1] + 1) ++end;
+      last_step[id] = stepped.add(transfer.src, transfer.dst, transfer.kind, chunks.subspan(begin, end - begin), deps,
+                                  start, start + share, planned);
+      if (end >= chunks.size()) break;
+      deps.assign(1, last_step[id]);
+      start += share;
+      begin = end;
+    }
+  }
+  SimOptions options;
+  options.record_times = true;
+  const SimResult replay = simulate(topology, stepped, options);
+  stepped.retime(replay.start_us, replay.end_us);
+  return stepped;
 }
 
 }  // namespace tenet::msccl_detail

@@ -564,9 +564,11 @@ double msccl_expected_time_us(const Schedule& schedule, const Topology& topology
   if (!msccl_steps_fit(schedule)) return std::numeric_limits<double>::infinity();
   try {
     const int budget = lane_budget(make_context(schedule, {}, topology));
-    const EffectiveTimes times = effective_times(schedule);
-    if (lanes_needed(schedule, times) <= budget) return schedule.planned_time_us();
-    return serialized_pairs(schedule, times, topology, budget).planned_time_us();
+    const std::optional<Schedule> stepped = one_transfer_per_step(schedule, topology);
+    const Schedule& timed = stepped ? *stepped : schedule;
+    const EffectiveTimes times = effective_times(timed);
+    if (lanes_needed(timed, times) <= budget) return timed.planned_time_us();
+    return serialized_pairs(timed, times, topology, budget).planned_time_us();
   } catch (const InputError&) {
     return std::numeric_limits<double>::infinity();
   }

@@ -10,6 +10,7 @@
 // and places nops. write.cpp checks the limits, prints the text and verifies it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,6 +135,12 @@ int lanes_needed(const Schedule& schedule, const EffectiveTimes& times);
 /// The schedule with each pair's transfers on at most `lanes` lanes (each waits for the one
 /// before it on its lane), retimed by simulating it on `topology` (serialize.cpp).
 Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times, const Topology& topology, int lanes);
+
+/// The schedule with each transfer cut into one transfer per run of consecutive chunks, one after
+/// the other, retimed by simulating it on `topology`; nullopt when every transfer is one run. A
+/// file's step carries a contiguous piece of a buffer, so a transfer of chunks 3, 7 and 8 is two
+/// steps, each paying the route's alpha (serialize.cpp).
+std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const Topology& topology);
 
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
 /// and XML positions. False (with `problem`) past the step, node or dependency limits.

@@ -104,11 +104,13 @@ bool msccl_steps_fit(const Schedule& schedule);
 /// Steps a rank of `ranks` can have beside a send and a receive threadblock per other rank.
 std::uint64_t msccl_step_room(std::size_t ranks);
 /// What a schedule costs as an MSCCL file, estimated without laying the file out: its time on
-/// `topology` once the transfers in flight between each pair of ranks are cut to the most lanes
-/// the runtime's channels and threadblocks could hold, or the schedule's own time when they fit.
+/// `topology` once each transfer of chunks that are not consecutive is cut into its steps (one
+/// after the other, each paying its alpha) and the transfers in flight between each pair of ranks
+/// are cut to the most lanes the runtime's channels and threadblocks could hold.
 /// write_msccl_xml starts there and halves the lanes while a layout hits another limit, so the
 /// file can be slower (fat-tree-8x4 unwound all-reduce of 1 MiB at 16 chunks: 196 us estimated,
-/// 219 us written on 6 lanes). Infinity when no file can be written (steps past msccl_steps_fit,
+/// 219 us written on 6 lanes), or faster where it deals a transfer's steps onto several channels.
+/// Infinity when no file can be written (steps past msccl_steps_fit,
 /// transfers through non-members). `schedule` must carry its times on `topology` (a replay's).
 double msccl_expected_time_us(const Schedule& schedule, const Topology& topology);
 
