@@ -37,6 +37,19 @@ std::uint32_t deepest(const PackedTree& tree) {
 
 }  // namespace
 
+TreeStep tree_step(const Topology& topology, const TreePacking* gather, const TreePacking* reduce, double piece_bytes) {
+  // A chunk over the slowest route at a unit's bandwidth.
+  TreeStep step;
+  for (const TreePacking* part : {gather, reduce}) {
+    if (part == nullptr) continue;
+    for (const std::vector<LinkId>& route : part->routes)
+      step.alpha_us = std::max(step.alpha_us, route_alpha_us(topology, route));
+  }
+  const TreePacking& packing = gather != nullptr ? *gather : *reduce;
+  step.time_us = step.alpha_us + piece_bytes / (packing.units.unit_GBps * 1e3);
+  return step;
+}
+
 Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
                        std::uint32_t pieces) {
@@ -46,13 +59,7 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
   auto chunk_of = [&](std::uint32_t root, std::uint32_t unit, std::uint32_t piece) {
     return root * chunks_per_member + unit * pieces + piece;
   };
-  // One pipeline step: a chunk over the slowest route at a unit's bandwidth.
-  double alpha = 0.0;
-  for (const TreePacking* part : {gather, reduce}) {
-    if (part == nullptr) continue;
-    for (const std::vector<LinkId>& route : part->routes) alpha = std::max(alpha, route_alpha_us(topology, route));
-  }
-  const double step = alpha + schedule.chunk_bytes() / (packing.units.unit_GBps * 1e3);
+  const double step = tree_step(topology, gather, reduce, schedule.chunk_bytes()).time_us;
   std::vector<TransferId> deps;
   std::vector<std::vector<TransferId>> owner_reductions;
   double offset = 0.0;

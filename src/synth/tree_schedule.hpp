@@ -28,4 +28,12 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
                        std::uint32_t pieces);
 
+/// The pipeline step of tree_schedule for pieces of `piece_bytes`: the slowest route's alpha plus
+/// the piece at a unit's bandwidth. `alpha_us` is that alpha.
+struct TreeStep {
+  double alpha_us = 0.0;
+  double time_us = 0.0;
+};
+TreeStep tree_step(const Topology& topology, const TreePacking* gather, const TreePacking* reduce, double piece_bytes);
+
 }  // namespace tenet::synth
