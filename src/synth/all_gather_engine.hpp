@@ -2,7 +2,9 @@
 #pragma once
 // The TEN greedy all-gather engine on a switch-free topology. Private to src/synth.
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,13 +34,17 @@ struct MatchedTransfer {
   std::uint32_t feeder;
 };
 
-/// The matched transfers in matching order, in fixed blocks of 64 MiB: growing never copies, the
-/// blocks' pages are touched only when written, and a consumer that is done with a block hands
-/// its memory back at once (blocks this large are always their own mapping), so converting the
-/// log into a Schedule needs little more memory than the Schedule.
+/// The matched transfers in matching order, in fixed blocks of 64 MiB: growing past the first block
+/// never copies, the blocks' pages are touched only when written, and a consumer that is done with
+/// a block hands its memory back at once (blocks this large are always their own mapping), so
+/// converting the log into a Schedule needs little more memory than the Schedule. The first block
+/// starts at 64 KiB and doubles up to the block size: most logs are small, and under the
+/// sanitizers a 64 MiB block per candidate cost its shadow memory's 2,048 fresh pages when
+/// allocated and again when freed (most of the sanitized tests' time was the kernel's).
 class TransferLog {
  public:
   static constexpr unsigned kDefaultBlockBits = 22;
+  static constexpr std::size_t kFirstCapacity = 4096;
 
   explicit TransferLog(unsigned block_bits = kDefaultBlockBits)
       : block_bits_(block_bits), block_size_(std::size_t{1} << block_bits) {}
@@ -47,8 +53,7 @@ class TransferLog {
   MatchedTransfer& operator[](std::size_t i) { return blocks_[i >> block_bits_][i & (block_size_ - 1)]; }
   const MatchedTransfer& operator[](std::size_t i) const { return blocks_[i >> block_bits_][i & (block_size_ - 1)]; }
   void push_back(const MatchedTransfer& transfer) {
-    if ((size_ & (block_size_ - 1)) == 0)
-      blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(block_size_));
+    if (size_ == capacity_) grow();
     blocks_.back()[size_ & (block_size_ - 1)] = transfer;
     ++size_;
   }
@@ -60,10 +65,25 @@ class TransferLog {
   void release_block(std::size_t b) { blocks_[b].reset(); }
 
  private:
+  void grow() {
+    if (blocks_.size() == 1 && capacity_ < block_size_) {
+      const std::size_t larger = std::min(block_size_, 2 * capacity_);
+      auto block = std::make_unique_for_overwrite<MatchedTransfer[]>(larger);
+      std::copy_n(blocks_[0].get(), size_, block.get());
+      blocks_[0] = std::move(block);
+      capacity_ = larger;
+      return;
+    }
+    const std::size_t size = blocks_.empty() ? std::min(block_size_, kFirstCapacity) : block_size_;
+    blocks_.push_back(std::make_unique_for_overwrite<MatchedTransfer[]>(size));
+    capacity_ += size;
+  }
+
   unsigned block_bits_;
   std::size_t block_size_;
   std::vector<std::unique_ptr<MatchedTransfer[]>> blocks_;
   std::size_t size_ = 0;
+  std::size_t capacity_ = 0;  ///< entries allocated: the first block's, then block_size_ per block
 };
 
 /// The channels of a switch-native trace: a transfer's `link` is then a channel id, a channel

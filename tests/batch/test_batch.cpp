@@ -87,7 +87,7 @@ TEST_CASE("the TACOS failure study: a 4x4 mesh with NPUs 7 and 9 failed beats ri
   CHECK(outcomes[1].speedup_over_best_baseline > 1.0);
 }
 
-TEST_CASE("results do not depend on the thread count, and shards add up to the whole run", "[batch]") {
+TEST_CASE("results do not depend on the thread count, and shards add up to the whole run", "[batch][threads]") {
   const Topology torus = shipped("torus-4x4");
   const std::string spec = "all-npus";
   const std::vector<Scenario> scenarios = make_scenarios(spec, torus, "--scenarios");

@@ -14,6 +14,7 @@
 #include "../../src/synth/tree_schedule.hpp"
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
+#include "../support/sanitizers.hpp"
 #include "tenet/common/parallel.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -233,7 +234,7 @@ TEST_CASE("a file's limits: chunk counts that cannot fit a member's transfers ar
   CHECK(synthesize(topology, collective, options).chunks_per_npu <= 2);
 }
 
-TEST_CASE("spanning-tree synthesis gives the same schedule on 1 and 2 threads", "[synth][trees]") {
+TEST_CASE("spanning-tree synthesis gives the same schedule on 1 and 2 threads", "[synth][trees][threads]") {
   const Topology topology = shipped("two-level-switch-8x4");
   const Collective collective = make_collective(CollectiveKind::kAllReduce, std::uint64_t{256} << 20);
   SynthOptions options;
@@ -253,8 +254,10 @@ TEST_CASE(
     "[synth][trees][property]") {
   SynthOptions options;
   options.auto_chunks = true;
+  // A quarter of the networks under the sanitizers (the suite's time budget); the Release run takes all.
+  const std::uint32_t networks = kSanitized ? 4 : 16;
   int tree_wins = 0;
-  for (std::uint32_t seed = 1; seed <= 16; ++seed) {
+  for (std::uint32_t seed = 1; seed <= networks; ++seed) {
     const bool switched = seed % 2 == 1;
     const Topology topology = parse_topology(
         switched ? random_switched_network(seed) : random_point_to_point_network(seed, true), "random.json");
@@ -272,5 +275,5 @@ TEST_CASE(
       tree_wins += result.trees ? 1 : 0;
     }
   }
-  CHECK(tree_wins >= 5);  // the trees were tested, not just the matching
+  CHECK(tree_wins >= (kSanitized ? 1 : 5));  // the trees were tested, not just the matching
 }
