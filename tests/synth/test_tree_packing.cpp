@@ -158,6 +158,9 @@ TEST_CASE("two A100 boxes at 1 GiB: spanning trees reach 90% of the cut bound (a
   SynthOptions options;
   options.auto_chunks = true;
   for (CollectiveKind kind : kAllKinds) {
+    // A target of the Release run; under the sanitizers the all-gather alone (the other directions'
+    // code runs in the tests below).
+    if (kSanitized && kind != CollectiveKind::kAllGather) continue;
     INFO(collective_name(kind));
     const Collective collective = make_collective(kind, std::uint64_t{1} << 30);
     const SynthResult result = synthesize(topology, collective, options);
