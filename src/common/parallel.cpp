@@ -29,6 +29,11 @@ std::atomic<std::size_t> smallest_limit{0};  ///< 0: no ThreadLimit alive
 /// Loops this thread is inside (as caller or worker).
 thread_local int loop_depth = 0;
 thread_local std::shared_ptr<ThreadRecord> thread_record;
+/// Every record ever made, kept to the end of the program: no record is freed while threads run,
+/// so a thread dropping its reference never frees memory another thread's reference counting
+/// touched (TSan reported such a free at a worker's end as a race, once in three CI runs).
+std::mutex records_mutex;
+std::vector<std::shared_ptr<ThreadRecord>> all_records;
 
 void update_smallest_limit() {
   smallest_limit.store(live_limits.empty() ? 0 : *std::min_element(live_limits.begin(), live_limits.end()),
@@ -57,7 +62,11 @@ std::size_t allowed_threads() {
 }
 
 const std::shared_ptr<ThreadRecord>& this_thread_record() {
-  if (!thread_record) thread_record = std::make_shared<ThreadRecord>();
+  if (!thread_record) {
+    thread_record = std::make_shared<ThreadRecord>();
+    const std::lock_guard lock(records_mutex);
+    all_records.push_back(thread_record);
+  }
   return thread_record;
 }
 
