@@ -252,29 +252,42 @@ class Conversion {
 
   void merge(Frontier& into, const Frontier& other) const { into.insert(into.end(), other.begin(), other.end()); }
 
-  /// Whether `earlier` finishes no later than `later` in the simulator (see the top of the file).
-  bool finishes_first(const TransferFacts& earlier, const TransferFacts& later) const {
-    return earlier.connection == later.connection && earlier.sequence < later.sequence;
-  }
-
-  void prune(Frontier& frontier) const {
+  /// Drops the members another member implies: its dependencies, and the earlier calls on its
+  /// connection (those finish no later in the simulator, see the top of the file). By connection
+  /// and sequence, so a wide frontier (a 64-rank file's reduce steps
+  /// gather hundreds) costs f log f rather than f^2.
+  void prune(Frontier& frontier) {
     std::sort(frontier.begin(), frontier.end());
     frontier.erase(std::unique(frontier.begin(), frontier.end()), frontier.end());
     if (frontier.size() < 2) return;
-    std::vector<char> implied(frontier.size(), 0);
-    for (std::size_t i = 0; i < frontier.size(); ++i) {
-      const TransferFacts& member = facts_[frontier[i]];
-      for (TransferId dep : member.deps) {
+    implied_.assign(frontier.size(), 0);
+    for (const TransferId member : frontier) {
+      for (TransferId dep : facts_[member].deps) {
         const auto at = std::lower_bound(frontier.begin(), frontier.end(), dep);
-        if (at != frontier.end() && *at == dep) implied[static_cast<std::size_t>(at - frontier.begin())] = 1;
+        if (at != frontier.end() && *at == dep) implied_[static_cast<std::size_t>(at - frontier.begin())] = 1;
       }
-      for (std::size_t j = 0; j < frontier.size(); ++j) {
-        if (j != i && finishes_first(facts_[frontier[j]], member)) implied[j] = 1;
+    }
+    by_connection_.resize(frontier.size());
+    for (std::size_t i = 0; i < frontier.size(); ++i) by_connection_[i] = i;
+    std::sort(by_connection_.begin(), by_connection_.end(), [&](std::size_t a, std::size_t b) {
+      const TransferFacts& x = facts_[frontier[a]];
+      const TransferFacts& y = facts_[frontier[b]];
+      return x.connection != y.connection ? x.connection < y.connection : x.sequence < y.sequence;
+    });
+    // In each connection's run, every call before the last finishes first.
+    for (std::size_t k = 0; k < by_connection_.size();) {
+      std::size_t end = k + 1;
+      const std::uint32_t connection = facts_[frontier[by_connection_[k]]].connection;
+      while (end < by_connection_.size() && facts_[frontier[by_connection_[end]]].connection == connection) ++end;
+      const std::uint64_t last = facts_[frontier[by_connection_[end - 1]]].sequence;
+      for (std::size_t j = k; j < end; ++j) {
+        if (facts_[frontier[by_connection_[j]]].sequence < last) implied_[by_connection_[j]] = 1;
       }
+      k = end;
     }
     std::size_t kept = 0;
     for (std::size_t i = 0; i < frontier.size(); ++i) {
-      if (!implied[i]) frontier[kept++] = frontier[i];
+      if (!implied_[i]) frontier[kept++] = frontier[i];
     }
     frontier.resize(kept);
   }
@@ -473,6 +486,8 @@ class Conversion {
   std::vector<char> queued_;
   std::vector<std::vector<RankSlots>> slots_;                    ///< by iteration, then rank
   std::map<std::tuple<int, int, int>, Connection> connections_;  ///< (from, to, chan)
+  std::vector<char> implied_;                                    ///< prune's scratch
+  std::vector<std::size_t> by_connection_;                       ///< prune's scratch
 };
 
 /// Calls the conversion makes: each sending step's calls, every iteration.

@@ -5,6 +5,7 @@
 // Swing's congestion-deficiency model (Sec. 4.1, Table 2), Träff's Table I.
 
 #include "../support/catch.hpp"
+#include "../support/sanitizers.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -431,6 +432,8 @@ TEST_CASE("bucket meets Eq. 2 on asymmetric tori", "[baselines_torus]") {
 
 TEST_CASE("swing matches its congestion-deficiency model on square tori", "[baselines_torus]") {
   for (const std::vector<int>& dims : std::vector<std::vector<int>>{{4, 4}, {8, 8}, {16, 16}, {4, 4, 4}, {8, 8, 8}}) {
+    // 512 NPUs take most of the time under the sanitizers; the 3D code path runs on 4x4x4.
+    if (kSanitized && dims.size() == 3 && dims[0] == 8) continue;
     const Topology topology = torus(dims);
     const std::uint32_t p = topology.npu_count();
     const std::uint32_t n_dims = static_cast<std::uint32_t>(dims.size());

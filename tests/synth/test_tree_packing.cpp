@@ -214,7 +214,7 @@ TEST_CASE("scored as a file: the tree method keeps within the file's limits, wit
 }
 
 TEST_CASE("scored as a file: on switches the candidate whose file is fastest wins", "[synth]") {
-  const Topology topology = shipped("two-level-switch-8x4");
+  const Topology topology = shipped(kSanitized ? "ring-fc-switch-2x4x2" : "two-level-switch-8x4");
   const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{64} << 20);
   SynthOptions options;
   options.auto_chunks = true;
