@@ -50,7 +50,8 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                                       : synthesized.max_chunks_per_transfer == 0
                                           ? "aggregated chunks"
                                           : "up to " + std::to_string(synthesized.max_chunks_per_transfer) + " chunks"},
-                  {"transfers_routed", synthesized.routed}};
+                  {"transfers_routed", synthesized.routed},
+                  {"transfers_in_rounds", synthesized.rounds}};
   if (synthesized.switch_native) {
     const SenderOrder order = synthesized.sender_order;
     const char* names[] = {"any", "near-first", "far-first", "ring-first"};

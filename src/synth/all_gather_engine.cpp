@@ -74,11 +74,17 @@ struct Scratch {
   std::vector<std::uint64_t> offered;
   std::vector<std::uint32_t> load;
   std::vector<FreeLink> spare_links;
+  /// Aggregated matching: per offer of `ordered`, the free link it goes on, or kUnplaced.
+  std::vector<std::uint8_t> assigned;
 };
 
 /// Aggregated matching tells at most this many free in-links of one destination apart at an
 /// event (a bit each); the rest wait for the next event.
 constexpr std::size_t kMaxAggregatedLinks = 64;
+constexpr std::uint8_t kUnplaced = 0xff;
+/// Passes of balance_links at most (each move strictly shortens a longest link's share, so the
+/// passes end by themselves; this only bounds the cost of the rare long chains of moves).
+constexpr int kBalancePasses = 8;
 
 class Engine {
  public:
@@ -94,6 +100,7 @@ class Engine {
                                                         : std::max<std::uint32_t>(1, problem.max_chunks_per_transfer)),
         chunk_bytes_(problem.chunk_bytes),
         aggregate_wait_(problem.aggregate_wait),
+        rounds_(problem.rounds && max_per_transfer_ > 1),
         nodes_(problem.topology->npu_count()),
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
         words_((chunks_ + 63) / 64),
@@ -170,6 +177,11 @@ class Engine {
       arrivals_.pop_all(now, arrived_links_);
       for (LinkId id : arrived_links_) mark_dirty(topology_.link(id).dst);
       arrive_all(now);
+      // A round ends with its last arrival: every link may start the next, including links out
+      // of NPUs that gained earlier in the round (idle, and not woken since).
+      if (rounds_ && arrivals_.empty()) {
+        for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
+      }
     }
     event_times_.push_back(now);  // the finish: every kept transfer ends at a recorded event
     AllGatherTrace trace;
@@ -323,6 +335,7 @@ class Engine {
   /// tier reads is frozen while it runs.
   void match_all(std::uint32_t event, Tick now) {
     std::sort(dirty_.begin(), dirty_.end());
+    round_open_ = !rounds_ || arrivals_.empty();
     for (NodeId v : dirty_) match_count_[v] = 0;
     const std::size_t tiers = policy_ == SynthPolicy::kTacos ? 1 : tier_ticks_.size();
     auto merge = [&](NodeId v) {
@@ -444,6 +457,11 @@ class Engine {
   /// soonest with it, at most max_per_transfer_ chunks a link. A link skips chunks a faster path
   /// is bringing (as best_offer does). Cost: words x free links, plus the chunks placed.
   void match_aggregated(NodeId v, std::uint32_t event, Scratch& scratch) {
+    if (!round_open_) {
+      // Mid-round: the links wait for the round's end, which wakes them all.
+      for (const FreeLink& free : scratch.free_links) link_idle_[free.link] = 1;
+      return;
+    }
     if (aggregate_wait_ > 0.0) hold_links_about_to_gain(event, scratch);
     if (scratch.free_links.size() > kMaxAggregatedLinks) put_offering_links_first(v, scratch);
     const std::size_t links = std::min(scratch.free_links.size(), kMaxAggregatedLinks);
@@ -469,9 +487,9 @@ class Engine {
     scratch.ordered.resize(scratch.offers.size());
     for (const Offer& offer : scratch.offers)
       scratch.ordered[by_choices[static_cast<std::size_t>(std::popcount(offer.links))]++] = offer;
-    std::vector<MatchedTransfer>& slots = aggregated_slots_[v];
-    const std::size_t first_slot = slots.size();
-    for (const Offer& offer : scratch.ordered) {
+    scratch.assigned.assign(scratch.ordered.size(), kUnplaced);
+    for (std::size_t k = 0; k < scratch.ordered.size(); ++k) {
+      const Offer& offer = scratch.ordered[k];
       std::size_t best = links;
       Tick best_end = 0;
       for (std::uint64_t bits = offer.links; bits != 0; bits &= bits - 1) {
@@ -485,13 +503,52 @@ class Engine {
       }
       if (best == links) continue;
       ++scratch.load[best];
-      slots.push_back({event, scratch.free_links[best].link, offer.chunk, kNotDelivered});
+      scratch.assigned[k] = static_cast<std::uint8_t>(best);
+    }
+    balance_links(scratch);
+    std::vector<MatchedTransfer>& slots = aggregated_slots_[v];
+    const std::size_t first_slot = slots.size();
+    for (std::size_t k = 0; k < scratch.ordered.size(); ++k) {
+      if (scratch.assigned[k] == kUnplaced) continue;
+      slots.push_back({event, scratch.free_links[scratch.assigned[k]].link, scratch.ordered[k].chunk, kNotDelivered});
     }
     // Each link's chunks together, links in their matching order.
     std::stable_sort(slots.begin() + static_cast<std::ptrdiff_t>(first_slot), slots.end(),
                      [&](const MatchedTransfer& a, const MatchedTransfer& b) { return a.link < b.link; });
     for (std::size_t i = 0; i < scratch.free_links.size(); ++i) {
       link_idle_[scratch.free_links[i].link] = i < links && scratch.load[i] > 0 ? 0 : 1;
+    }
+  }
+
+  /// The greedy above places each chunk once, in turn, so a chunk placed early can sit on the
+  /// link that ends up longest while another of its links ends up short (hypercube-6 at 1 MiB, in
+  /// rounds: a destination's second round put 6 to 20 of its 90 chunks on its six links). Passes
+  /// over the chunks move each to a link where it would arrive sooner than on its own, until
+  /// none moves: every move shortens the link it leaves below the one it joins, so this ends.
+  void balance_links(Scratch& scratch) const {
+    for (int pass = 0; pass < kBalancePasses; ++pass) {
+      bool moved = false;
+      for (std::size_t k = 0; k < scratch.ordered.size(); ++k) {
+        const std::uint8_t at = scratch.assigned[k];
+        if (at == kUnplaced || std::popcount(scratch.ordered[k].links) < 2) continue;
+        std::size_t best = at;
+        Tick best_end = ticks_for(scratch.free_links[at].link, scratch.load[at]);
+        for (std::uint64_t bits = scratch.ordered[k].links; bits != 0; bits &= bits - 1) {
+          const std::size_t i = static_cast<std::size_t>(std::countr_zero(bits));
+          if (i == at || scratch.load[i] == max_per_transfer_) continue;
+          const Tick end = ticks_for(scratch.free_links[i].link, scratch.load[i] + 1);
+          if (end < best_end) {
+            best = i;
+            best_end = end;
+          }
+        }
+        if (best == at) continue;
+        --scratch.load[at];
+        ++scratch.load[best];
+        scratch.assigned[k] = static_cast<std::uint8_t>(best);
+        moved = true;
+      }
+      if (!moved) return;
     }
   }
 
@@ -731,6 +788,8 @@ class Engine {
   const std::uint32_t max_per_transfer_;
   const double chunk_bytes_;
   const double aggregate_wait_;
+  const bool rounds_;
+  bool round_open_ = true;  ///< rounds_: no transfer in flight at this event (match_all)
   const std::uint32_t nodes_;
   const std::uint32_t chunks_;
   const std::size_t words_;

@@ -155,6 +155,10 @@ struct AllGatherProblem {
   /// Aggregated runs of run_all_gather: a free link waits while its source has data landing
   /// within this share of the link's alpha, to take it along (0: links leave at once).
   double aggregate_wait = 0.0;
+  /// Aggregated runs of run_all_gather in synchronous rounds: links start only when no transfer
+  /// is in flight, each carrying everything it can bring, so a round pays one alpha on every link
+  /// at once (as Swing and bucket send their blocks).
+  bool rounds = false;
   /// tenet's rule: a link skips chunks a faster path brings its destination (see best_offer).
   /// Off for express topologies, whose every link is a path of real ones.
   bool weigh_faster_paths = true;

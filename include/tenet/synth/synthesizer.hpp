@@ -136,6 +136,9 @@ struct SynthResult {
   std::uint32_t max_chunks_per_transfer = 1;
   /// The winner's transfers go straight between members, routed through the NPUs between.
   bool routed = false;
+  /// The winner's (aggregated) transfers go in synchronous rounds: every link of a round starts
+  /// when the last transfer of the round before has ended.
+  bool rounds = false;
   /// Set when the spanning-tree method won over the greedy matching.
   std::optional<TreeSummary> trees;
   std::uint32_t candidates = 0;  ///< schedules synthesized and compared
