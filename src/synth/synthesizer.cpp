@@ -544,12 +544,28 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // Synchronous rounds (AllGatherProblem::rounds): on point-to-point links, at every size, where
   // the aggregated families all run. Every link of a round starts together with all it can bring,
   // so the links of a regular network stay evenly loaded, as Swing's and bucket's steps do:
-  // hypercube-6 all-gather of 1 MiB 7.43 -> 6.52 us (Swing 6.44), torus-8x8 all-gather of
+  // hypercube-6 all-gather of 1 MiB 7.43 -> 6.44 us (Swing 6.44), torus-8x8 all-gather of
   // 16 MiB 91.9 -> 87.9 us (bucket 89.6).
   std::vector<Family> round_families;
   if (!switched && options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
       transfers_with(chunk_counts.front()) <= kAggregatedFamiliesUpTo) {
     round_families.push_back({SenderOrder::kAny, 0, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0, true});
+  }
+  // Their chunk counts: up to 16, and a member's in-degree where that is no power of two (within
+  // the counts allowed): then each in-link of a round can carry the same share of every block,
+  // as Swing's ports do (hypercube-6 and torus-4x4x4 at 1 MiB reach Swing's time at 6 chunks,
+  // 1-2% behind at 4 or 8).
+  std::vector<std::uint32_t> round_counts(
+      chunk_counts.begin(),
+      chunk_counts.begin() + static_cast<std::ptrdiff_t>(std::min(kSynchronousRounds, chunk_counts.size())));
+  if (options.auto_chunks && !round_families.empty()) {
+    std::uint32_t degree = 0;
+    for (NodeId member : members) {
+      degree = std::max(degree, topology.in_degree(member));
+    }
+    if (degree > 2 && !std::has_single_bit(degree) && degree < round_counts.back()) {
+      round_counts.insert(std::upper_bound(round_counts.begin(), round_counts.end(), degree), degree);
+    }
   }
 
   // Chunk counts go in rounds, doubling: every family at the first, then the best few (a beam) at
@@ -561,13 +577,15 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   double best_score = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
   std::uint32_t tried = 0;
-  // `every_family`: no beam, every family at every count (within the transfer budget).
-  auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds, bool every_family) {
+  // One chunk count of `counts` per round, in order; `every_family`: no beam, every family at every
+  // count (within the transfer budget).
+  auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds, bool every_family,
+                    const std::vector<std::uint32_t>& counts) {
     std::vector<Family> active = start;
     int rounds_without_gain = 0;
     double work = 0.0;  // transfers planned so far
-    for (std::size_t round = 0; round < std::min(max_rounds, chunk_counts.size()) && !active.empty(); ++round) {
-      const std::uint32_t chunks = chunk_counts[round];
+    for (std::size_t round = 0; round < std::min(max_rounds, counts.size()) && !active.empty(); ++round) {
+      const std::uint32_t chunks = counts[round];
       // Unwound plans are scored by routing them through the switches; beside switch-native ones
       // only while that stays affordable.
       const bool routable =
@@ -597,14 +615,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       }
       rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
       if (!options.auto_chunks || rounds_without_gain == patience) break;
-      if (round + 1 < chunk_counts.size() &&
-          work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(chunk_counts[round + 1]) >
+      if (round + 1 < counts.size() &&
+          work + static_cast<double>(std::min(active.size(), kBeam + 1)) * transfers_with(counts[round + 1]) >
               kSearchTransfers) {
         break;
       }
-      if (every_family || (round + 1 < chunk_counts.size() &&
-                           work + static_cast<double>(start.size()) * transfers_with(chunk_counts[round + 1]) <=
-                               kExhaustiveTransfers)) {
+      if (every_family ||
+          (round + 1 < counts.size() &&
+           work + static_cast<double>(start.size()) * transfers_with(counts[round + 1]) <= kExhaustiveTransfers)) {
         continue;  // still every family
       }
       // The beam: the families of the fastest few of this round, and the fastest of each way of
@@ -648,17 +666,17 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     if (!finalists.empty() && !(best_time < finalists.back().time_us)) return;
     finalists.push_back({*winner, result.schedule, best_time, result.plan_us, result.link_loads});
   };
-  search(families, kPatience, chunk_counts.size(), false);
+  search(families, kPatience, chunk_counts.size(), false, chunk_counts);
   keep_finalist();
   // Aggregated and routed candidates search on their own, after: the search above stays what it
   // was (their rounds would crowd its beam and budgets), and on point-to-point links they stop as
   // soon as they pass its best. A few chunk counts, every family at each (which wins changes with
   // the count), until two in a row gain nothing.
-  search(aggregated_families, 2, kAggregatedRounds, true);
+  search(aggregated_families, 2, kAggregatedRounds, true, chunk_counts);
   keep_finalist();
   // Synchronous rounds at every size, on 1 to 16 chunks per NPU, each count tried (within the
   // budgets): a round at 2 chunks can tie the best so far and 4 beat it (torus-4x4 at 16 MiB).
-  search(round_families, static_cast<int>(kSynchronousRounds), kSynchronousRounds, true);
+  search(round_families, static_cast<int>(round_counts.size()), round_counts.size(), true, round_counts);
   keep_finalist();
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
   if (finalists.size() > 1) {
