@@ -541,8 +541,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     for (std::uint32_t cap : {2u, 4u, 8u})
       aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
   }
-  // Synchronous rounds (AllGatherProblem::rounds): on point-to-point links, at every size, where
-  // the aggregated families all run. Every link of a round starts together with all it can bring,
+  // Synchronous rounds (AllGatherProblem::rounds): on point-to-point networks, at every size,
+  // where the aggregated families all run. Every link of a round starts together with all it can bring,
   // so the links of a regular network stay evenly loaded, as Swing's and bucket's steps do:
   // hypercube-6 all-gather of 1 MiB 7.43 -> 6.44 us (Swing 6.44), torus-8x8 all-gather of
   // 16 MiB 91.9 -> 87.9 us (bucket 89.6).
@@ -550,6 +550,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (!switched && options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
       transfers_with(chunk_counts.front()) <= kAggregatedFamiliesUpTo) {
     round_families.push_back({SenderOrder::kAny, 0, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0, true});
+  }
+  // And on every unwinding tried, scored by their replay on the real switches like every unwound
+  // candidate: tree-4x8 all-gather of 1 MiB 137.7 -> 117.3 us (ring 146.9).
+  if (switched && unwinding && options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto) {
+    for (std::size_t d = 0; d < degrees.size(); ++d) {
+      if (degrees[d] != 0 && d != express)
+        round_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0, true});
+    }
   }
   // Their chunk counts: up to 16, and a member's in-degree where that is no power of two (within
   // the counts allowed): then each in-link of a round can carry the same share of every block,

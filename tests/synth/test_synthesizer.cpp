@@ -385,6 +385,20 @@ TEST_CASE("synchronous rounds at a size where alphas do not matter: torus-4x4 at
   }
 }
 
+TEST_CASE("synchronous rounds on unwound switches are scored by their replay", "[synth]") {
+  // tree-2x2x4 all-gather of 1 MiB: rounds on an unwinding win (102.3 us; ring 121.7 us).
+  const Topology tree = shipped("tree-2x2x4");
+  SynthOptions automatic;
+  automatic.auto_chunks = true;
+  const Collective collective = make_collective(CollectiveKind::kAllGather, 1 << 20);
+  const SynthResult result = synthesize(tree, collective, automatic);
+  require_verified(tree, result);
+  CHECK(result.rounds);
+  CHECK(result.unwind_degree > 0);
+  CHECK(simulate(tree, result.schedule).time_us == Approx(result.time_us).epsilon(1e-6));
+  CHECK(result.time_us < simulate(tree, generate_baseline("ring", tree, collective).schedule).time_us);
+}
+
 TEST_CASE("aggregated reduce-scatter and all-reduce verify and replay as planned", "[synth]") {
   for (const char* name : {"torus-8x8", "mesh-3x3", "hypercube-6", "torus-4x4x4"}) {
     const Topology topology = shipped(name);
