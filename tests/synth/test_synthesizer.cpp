@@ -385,6 +385,28 @@ TEST_CASE("synchronous rounds at a size where alphas do not matter: torus-4x4 at
   }
 }
 
+TEST_CASE("with a file to write on point-to-point links, the search whose best makes the fastest file wins",
+          "[synth]") {
+  const Topology torus = shipped("torus-4x4");
+  const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{16} << 20);
+  SynthOptions options;
+  options.auto_chunks = true;
+  const SynthResult fastest = synthesize(torus, collective, options);
+  REQUIRE(fastest.rounds);
+  // A runtime that ran any transfer of several chunks ten times slower.
+  options.file_time = [](const Schedule& schedule) {
+    for (TransferId id = 0; id < schedule.size(); ++id) {
+      if (schedule.transfer(id).chunk_count > 1) return schedule.planned_time_us() * 10.0;
+    }
+    return schedule.planned_time_us();
+  };
+  const SynthResult result = synthesize(torus, collective, options);
+  require_verified(torus, result);
+  CHECK_FALSE(result.aggregated());
+  CHECK_FALSE(result.rounds);
+  CHECK(result.time_us > fastest.time_us);
+}
+
 TEST_CASE("synchronous rounds on unwound switches are scored by their replay", "[synth]") {
   // tree-2x2x4 all-gather of 1 MiB: rounds on an unwinding win (102.3 us; ring 121.7 us).
   const Topology tree = shipped("tree-2x2x4");
