@@ -89,12 +89,14 @@ void run_synth(const SynthCommandOptions& options) {
     if (extra["transfers_carry"] != "one chunk" || extra["transfers_routed"] == true) {
       std::string carry;
       const std::string carries = extra["transfers_carry"].get<std::string>();
-      if (carries == "aggregated chunks") carry = "aggregated: each carries every chunk it is given at once";
-      if (extra["transfers_in_rounds"] == true)
+      if (extra["transfers_in_rounds"] == true) {
         carry =
-            "aggregated, in synchronous rounds: every link of a round starts together, with every chunk it is "
-            "given";
-      if (carries != "one chunk" && carries != "aggregated chunks") carry = "aggregated: each carries " + carries;
+            "aggregated, in synchronous rounds: every link of a round starts together, with every chunk it is given";
+      } else if (carries == "aggregated chunks") {
+        carry = "aggregated: each carries every chunk it is given at once";
+      } else if (carries != "one chunk") {
+        carry = "aggregated: each carries " + carries;
+      }
       if (extra["transfers_routed"] == true)
         carry += std::string(carry.empty() ? "" : "; ") + "routed: straight between members, through the NPUs between";
       facts.add_row({"transfers", carry});

@@ -447,8 +447,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // members, cut through the NPUs (or switches) between.
   const double largest_chunk = static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()) /
                                static_cast<double>(chunk_counts.front());
-  const bool aggregating = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
-                           alpha_matters(topology, largest_chunk, kAggregateAlphaShare);
+  // tenet's rule with every shape of transfer allowed: aggregated, routed, in rounds.
+  const bool any_shape = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto;
+  const bool aggregating = any_shape && alpha_matters(topology, largest_chunk, kAggregateAlphaShare);
   // The densest unwinding, when there are unwindings.
   const std::size_t densest = planned_on.size() - 1;
   std::optional<std::size_t> express;
@@ -547,13 +548,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // hypercube-6 all-gather of 1 MiB 7.43 -> 6.44 us (Swing 6.44), torus-8x8 all-gather of
   // 16 MiB 91.9 -> 87.9 us (bucket 89.6).
   std::vector<Family> round_families;
-  if (!switched && options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
-      transfers_with(chunk_counts.front()) <= kAggregatedFamiliesUpTo) {
+  if (!switched && any_shape && transfers_with(chunk_counts.front()) <= kAggregatedFamiliesUpTo) {
     round_families.push_back({SenderOrder::kAny, 0, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0, true});
   }
   // And on every unwinding tried, scored by their replay on the real switches like every unwound
   // candidate: tree-4x8 all-gather of 1 MiB 137.7 -> 117.3 us (ring 146.9).
-  if (switched && unwinding && options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto) {
+  if (switched && unwinding && any_shape) {
     for (std::size_t d = 0; d < degrees.size(); ++d) {
       if (degrees[d] != 0 && d != express)
         round_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0, true});

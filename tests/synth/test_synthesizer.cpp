@@ -469,6 +469,29 @@ TEST_CASE("routed plans past 64 in-links per member verify", "[synth]") {
   CHECK(result.time_us == Approx(simulate(mesh, result.schedule).time_us).epsilon(1e-9));
 }
 
+TEST_CASE("synchronous rounds give the same schedule on 1 and 2 threads", "[synth][threads]") {
+  // Where rounds win: a torus, a mesh of mixed link speeds, and an unwinding of a switched tree.
+  struct Case {
+    const char* topology;
+    CollectiveKind kind;
+  };
+  for (const Case& c : {Case{"torus-4x4", CollectiveKind::kAllReduce}, Case{"tree-2x2x4", CollectiveKind::kAllGather},
+                        Case{"mesh-5x5-100GBps", CollectiveKind::kAllReduce}}) {
+    const Topology topology = shipped(c.topology);
+    if (!swept(topology.npu_count())) continue;
+    INFO(c.topology);
+    SynthOptions options;
+    options.auto_chunks = true;
+    auto render = [&](std::size_t threads) {
+      ThreadLimit limit(threads);
+      const SynthResult result = synthesize(topology, make_collective(c.kind, 1 << 20), options);
+      CHECK(result.rounds);
+      return schedule_to_text(result.schedule, topology);
+    };
+    CHECK(render(1) == render(2));
+  }
+}
+
 TEST_CASE("aggregated and routed searches give the same schedule on 1 and 2 threads", "[synth][threads]") {
   // The automatic chunk search with branch and bound, its beam, and the aggregated and routed
   // families: which runs stop early depends on the threads, the result must not.
