@@ -107,6 +107,11 @@ void run_synth(const SynthCommandOptions& options) {
         switches += " (its plan on the unwound links: " + format_time_us(extra["unwound_plan_us"].get<double>()) + ")";
         if (extra["winning_rule"] == "tacos" && options.policy != "tacos")
           switches += "; the paper's matching rule won";
+      } else if (extra.contains("overlay_plan_us")) {
+        switches =
+            "planned on their group overlay (each NPU linked to its switch group and to its peers in the "
+            "other groups; plan " +
+            format_time_us(extra["overlay_plan_us"].get<double>()) + "), routed through the switches";
       } else if (extra["method"] == "spanning trees") {
         switches = "spanning trees, each edge a route through the switches";
       } else if (extra.contains("sender_order")) {

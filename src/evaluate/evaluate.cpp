@@ -38,6 +38,7 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   if (synthesized.switch_native) switches = "native";
   if (synthesized.unwind_degree != 0) switches = "unwound at degree " + std::to_string(synthesized.unwind_degree);
   if (synthesized.routed && topology.switch_count() > 0) switches = "routed through";
+  if (synthesized.grouped) switches = "group overlay";
   if (synthesized.trees && topology.switch_count() > 0) switches = "tree routes";
   result.extra = {{"chunks_per_npu", synthesized.chunks_per_npu},
                   {"chunks_per_npu_auto", options.auto_chunks},
@@ -58,6 +59,7 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
     result.extra["sender_order"] = names[static_cast<int>(order)];
   }
   if (synthesized.unwind_degree != 0) result.extra["unwound_plan_us"] = synthesized.plan_us;
+  if (synthesized.grouped) result.extra["overlay_plan_us"] = synthesized.plan_us;
   result.extra["method"] = synthesized.trees ? "spanning trees" : "greedy matching";
   if (synthesized.trees) {
     const TreeSummary& trees = *synthesized.trees;

@@ -18,6 +18,7 @@
 
 #include "all_gather_engine.hpp"
 #include "express.hpp"
+#include "group_overlay.hpp"
 #include "schedule_assembly.hpp"
 #include "switch_native.hpp"
 #include "tenet/common/error.hpp"
@@ -140,6 +141,7 @@ struct Candidate {
   const Topology* transposed = nullptr;
   bool switch_native = false;  ///< planned on the input's switches (routes, port order)
   bool routed = false;         ///< planned on the express topology: transfers routed, scored by replay
+  bool grouped = false;        ///< planned on the group overlay: transfers routed, scored by replay
   Family family;
 };
 
@@ -184,7 +186,7 @@ Schedule assemble(const Candidate& candidate, Outcome& outcome, const Collective
 /// an unwound one with its transfers left to be routed through the switches.
 Schedule executable(Schedule schedule, const Candidate& candidate, const Topology& topology) {
   if (candidate.switch_native) return synth::with_port_order(schedule, topology);
-  if (candidate.degree != 0 || candidate.routed) schedule.forget_links();
+  if (candidate.degree != 0 || candidate.routed || candidate.grouped) schedule.forget_links();
   return schedule;
 }
 
@@ -251,9 +253,11 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
     // Routed candidates' plans are not their times: they neither stop at nor set the bound.
     synth::AllGatherTrace trace =
-        candidate.switch_native ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
-                                : synth::run_all_gather(problem, candidate.policy, seed, progress,
-                                                        branch_and_bound && !candidate.routed ? &best_total : nullptr);
+        candidate.switch_native
+            ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
+            : synth::run_all_gather(
+                  problem, candidate.policy, seed, progress,
+                  branch_and_bound && !candidate.routed && !candidate.grouped ? &best_total : nullptr);
     done[task].store(1.0, std::memory_order_relaxed);
     (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
     if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -263,7 +267,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
       outcome.abandoned = outcome.abandoned || (*phase)->abandoned;
       outcome.total += (*phase)->finish;
     }
-    if (outcome.abandoned || candidate.routed) return;
+    if (outcome.abandoned || candidate.routed || candidate.grouped) return;
     synth::Tick best = best_total.load(std::memory_order_relaxed);
     while (outcome.total < best && !best_total.compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
     }
@@ -459,6 +463,17 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     degrees.push_back(0);
     planned_on.push_back(synth::express_topology(topology, members));
   }
+  // On switched networks of several groups, the group overlay (group_overlay.hpp), scored by
+  // its replay on the real switches like every unwinding. Not with --switches unwind, which is
+  // the paper's method alone.
+  std::optional<std::size_t> grouped;
+  if (native && unwinding && any_shape) {
+    if (std::optional<Topology> overlay = synth::group_overlay(topology, members)) {
+      grouped = planned_on.size();
+      degrees.push_back(0);
+      planned_on.push_back(std::move(*overlay));
+    }
+  }
   std::vector<Topology> transposed;
   if (collective.kind != CollectiveKind::kAllGather) {
     for (const Topology& candidate : planned_on) transposed.push_back(synth::transpose(candidate));
@@ -472,7 +487,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   for (std::uint32_t restart = 0; restart < std::max<std::uint32_t>(1, options.restarts); ++restart) {
     const std::uint64_t seed = options.seed + restart;
     for (std::size_t d = 0; d < degrees.size(); ++d) {
-      if (d == express) continue;
+      if (d == express || d == grouped) continue;
       if (!(switched && degrees[d] == 0)) {
         families.push_back({SenderOrder::kAny, d, options.policy, seed});
         continue;
@@ -507,14 +522,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (aggregating && (!switched || native)) aggregated_on.push_back(0);
   if (express) aggregated_on.push_back(*express);
   for (std::size_t d = 0; d < degrees.size(); ++d) {
-    if (aggregating && unwinding && degrees[d] != 0) aggregated_on.push_back(d);
+    if (aggregating && unwinding && (degrees[d] != 0 || d == grouped)) aggregated_on.push_back(d);
   }
   std::vector<Family> aggregated_families;
   // On large networks only the family that wins there (up to 8 chunks a transfer: mesh-32x32 and
   // torus-64x64 all-gather of 64 MiB), each run costing seconds.
   const bool few_aggregated = transfers_with(chunk_counts.front()) > kAggregatedFamiliesUpTo;
   for (std::size_t d : aggregated_on) {
-    if (switched && degrees[d] == 0 && d != express) {
+    if (switched && degrees[d] == 0 && d != express && d != grouped) {
       if (few_aggregated) {
         aggregated_families.push_back({SenderOrder::kNearFirst, d, SynthPolicy::kTenet, options.seed, 8, 0.0});
         continue;
@@ -555,7 +570,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // candidate: tree-4x8 all-gather of 1 MiB 137.7 -> 117.3 us (ring 146.9).
   if (switched && unwinding && any_shape) {
     for (std::size_t d = 0; d < degrees.size(); ++d) {
-      if (degrees[d] != 0 && d != express)
+      if ((degrees[d] != 0 && d != express) || d == grouped)
         round_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0, true});
     }
   }
@@ -600,11 +615,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
           transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
       std::vector<Candidate> candidates;
       for (const Family& family : active) {
-        const bool switch_native = switched && degrees[family.d] == 0 && family.d != express;
+        const bool switch_native = switched && degrees[family.d] == 0 && family.d != express && family.d != grouped;
         if (native && !switch_native && !routable) continue;
         candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy,
                               &planned_on[family.d], transposed.empty() ? nullptr : &transposed[family.d],
-                              switch_native, family.d == express, family});
+                              switch_native, family.d == express, family.d == grouped, family});
       }
       if (candidates.empty()) break;
       tried += static_cast<std::uint32_t>(candidates.size());
@@ -728,6 +743,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.max_chunks_per_transfer = winner->family.aggregate == kAggregateAll ? 0 : winner->family.aggregate;
   result.routed = winner->routed;
   result.rounds = winner->family.rounds;
+  result.grouped = winner->grouped;
   result.candidates = tried;
   if (trees && trees->score_us < best_score) {
     result.schedule = std::move(trees->schedule);
@@ -738,6 +754,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     result.switch_native = false;
     result.routed = false;
     result.rounds = false;
+    result.grouped = false;
     result.max_chunks_per_transfer = 1;
     result.policy = SynthPolicy::kTenet;
     result.candidates += trees->tried;

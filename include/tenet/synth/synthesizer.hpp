@@ -139,6 +139,9 @@ struct SynthResult {
   /// The winner's (aggregated) transfers go in synchronous rounds: every link of a round starts
   /// when the last transfer of the round before has ended.
   bool rounds = false;
+  /// The winner was planned on the group overlay (each member linked to its switch group and to
+  /// its peers in the other groups) and routed through the switches.
+  bool grouped = false;
   /// Set when the spanning-tree method won over the greedy matching.
   std::optional<TreeSummary> trees;
   std::uint32_t candidates = 0;  ///< schedules synthesized and compared
