@@ -21,6 +21,9 @@
 // because the plan never put more transfers on a port than it has lanes. A direct NPU-to-NPU link
 // needs nothing: the simulator and the MSCCL writer keep a planned link's order already.
 //
+// A plan on virtual links (with_reduction_order) is routed as a whole, so it keeps no port order;
+// only its reductions keep each virtual link's order (see replayed_executable in synthesizer.cpp).
+//
 // Predecessors have smaller ids: in an all-gather transfers are listed in start order; in a
 // reduce-scatter (the reversal) in end order, and a lane's earlier transfer ends before the next
 // starts; an all-reduce's gather follows its reduce-scatter. A violation is a bug (logic_error).
@@ -97,6 +100,47 @@ Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
     const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
     ordered.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
                 transfer.end_us, planned);
+  }
+  return ordered;
+}
+
+Schedule with_reduction_order(const Schedule& schedule) {
+  const std::size_t count = schedule.size();
+  std::vector<TransferId> by_start(count);
+  std::iota(by_start.begin(), by_start.end(), TransferId{0});
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  constexpr TransferId kNone = ~TransferId{0};
+  LinkId links = 0;
+  for (TransferId id = 0; id < count; ++id) {
+    const LinkId link = schedule.transfer(id).link;
+    if (link != kNoLink) links = std::max(links, link + 1);
+  }
+  std::vector<TransferId> before(count, kNone);
+  std::vector<TransferId> last_on_link(links, kNone);
+  for (TransferId id : by_start) {
+    const Transfer transfer = schedule.transfer(id);
+    if (transfer.link == kNoLink || transfer.kind != TransferKind::kReduce) continue;
+    // A virtual link carries one transfer at a time, and a reduce-scatter lists its transfers in
+    // end order, so the one before has the smaller id; were it not so, no order is imposed.
+    TransferId& last = last_on_link[transfer.link];
+    if (last != kNone && last < id) before[id] = last;
+    last = id;
+  }
+  Schedule ordered(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
+                   schedule.algorithm());
+  ordered.notes = schedule.notes;
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < count; ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    const std::span<const TransferId> own = schedule.deps_of(transfer);
+    deps.assign(own.begin(), own.end());
+    if (before[id] != kNone && std::find(deps.begin(), deps.end(), before[id]) == deps.end()) {
+      deps.push_back(before[id]);
+      std::sort(deps.begin(), deps.end());
+    }
+    ordered.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
+                transfer.end_us, kNoLink);
   }
   return ordered;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Finishing a switch-native plan (port_order.cpp). Private to src/synth.
+// Finishing a switch-native plan, or one made on virtual links (port_order.cpp). Private to src/synth.
 
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/topology/topology.hpp"
@@ -10,5 +10,11 @@ namespace tenet::synth {
 /// A copy of `schedule` in which every transfer routed through switches also depends on the
 /// transfer before it on its lane of the sender's port (fabric.hpp), in planned order.
 Schedule with_port_order(const Schedule& schedule, const Topology& topology);
+
+/// A copy of a plan made on virtual links (unwound switches, the group overlay, the express
+/// topology) with those links forgotten, in which each reduction also depends on the reduction
+/// planned before it on its virtual link (planned start order): one connection's sends, in order,
+/// as the sender's runtime issues them.
+Schedule with_reduction_order(const Schedule& schedule);
 
 }  // namespace tenet::synth

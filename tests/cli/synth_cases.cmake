@@ -42,8 +42,10 @@ tenet_cli_test(verify_xml EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json alg
   STDERR "algo.xml: cannot open")
 # On switches the plan is made on the physical links and its time is its replay on them.
 tenet_cli_test(synth_switch_native EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 64MiB
+  --switches native
   STDOUT "native (planned on the physical links)")
-tenet_cli_test(synth_switch_native_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 64MiB --json
+tenet_cli_test(synth_switch_native_json EXIT 0 ARGS synth -t ${TOPOLOGIES}/fat-tree-8x4.json -c allreduce --size 64MiB
+  --switches native --json
   STDOUT "\"switches\": \"native\"")
 # With --switches unwind every degree is tried: on one 8-NPU switch the densest unwinding wins.
 tenet_cli_test(synth_switch_degrees EXIT 0 ARGS synth -t ${TOPOLOGIES}/switch-8.json -c allreduce --size 64MiB
