@@ -37,14 +37,23 @@
 #include "fabric.hpp"
 
 namespace tenet::synth {
+namespace {
+
+/// The transfers by planned start (ties: lower id first).
+std::vector<TransferId> in_start_order(const Schedule& schedule) {
+  std::vector<TransferId> order(schedule.size());
+  std::iota(order.begin(), order.end(), TransferId{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  return order;
+}
+
+}  // namespace
 
 Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
   const Fabric fabric(topology);
   const std::size_t count = schedule.size();
-  std::vector<TransferId> by_start(count);
-  std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(),
-                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  const std::vector<TransferId> by_start = in_start_order(schedule);
   // Per link, its lanes' last transfers (kNoTransfer while a lane is unused), CSR by link.
   constexpr TransferId kNone = ~TransferId{0};
   std::vector<std::uint64_t> lane_offsets(topology.link_count() + 1, 0);
@@ -106,10 +115,7 @@ Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
 
 Schedule with_reduction_order(const Schedule& schedule) {
   const std::size_t count = schedule.size();
-  std::vector<TransferId> by_start(count);
-  std::iota(by_start.begin(), by_start.end(), TransferId{0});
-  std::stable_sort(by_start.begin(), by_start.end(),
-                   [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); });
+  const std::vector<TransferId> by_start = in_start_order(schedule);
   constexpr TransferId kNone = ~TransferId{0};
   LinkId links = 0;
   for (TransferId id = 0; id < count; ++id) {

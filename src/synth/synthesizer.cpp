@@ -145,6 +145,8 @@ struct Candidate {
   bool routed = false;         ///< planned on the express topology: transfers routed, scored by replay
   bool grouped = false;        ///< planned on the group overlay: transfers routed, scored by replay
   Family family;
+  /// Planned on links the input does not have (unwound, express, group overlay): routed as it runs.
+  bool on_virtual_links() const { return degree != 0 || routed || grouped; }
   /// Planned on virtual links where alphas matter: its reductions are also replayed free
   /// (replayed_executable).
   bool free_reductions_too = false;
@@ -191,14 +193,12 @@ Schedule assemble(const Candidate& candidate, Outcome& outcome, const Collective
 /// an unwound one with its transfers left to be routed through the switches.
 Schedule executable(Schedule schedule, const Candidate& candidate, const Topology& topology) {
   if (candidate.switch_native) return synth::with_port_order(schedule, topology);
-  if (candidate.degree != 0 || candidate.routed || candidate.grouped) schedule.forget_links();
+  if (candidate.on_virtual_links()) schedule.forget_links();
   return schedule;
 }
 
 /// A candidate's executable schedule and its replay on the real network.
 ///
-/// A plan on virtual links (unwound, group overlay, express) with reductions also runs a second
-/// way, its reductions keeping their virtual link's planned order (with_reduction_order), and the
 /// A plan on virtual links (unwound, group overlay, express) with reductions runs with its
 /// reductions keeping their virtual link's planned order (with_reduction_order). Left to run as
 /// soon as their data is there, the reductions that start a reduce-scatter (a member's own
@@ -212,8 +212,7 @@ Schedule executable(Schedule schedule, const Candidate& candidate, const Topolog
 std::pair<Schedule, SimResult> replayed_executable(Schedule planned, const Candidate& candidate,
                                                    const Collective& collective, const Topology& topology,
                                                    const SimOptions& options) {
-  const bool virtual_links = candidate.degree != 0 || candidate.routed || candidate.grouped;
-  if (virtual_links && collective.kind != CollectiveKind::kAllGather) {
+  if (candidate.on_virtual_links() && collective.kind != CollectiveKind::kAllGather) {
     Schedule ordered = synth::with_reduction_order(planned);
     SimResult ordered_replay = simulate(topology, ordered, options);
     if (candidate.free_reductions_too) {
