@@ -76,6 +76,8 @@ struct Scratch {
   std::vector<FreeLink> spare_links;
   /// Aggregated matching: per offer of `ordered`, the free link it goes on, or kUnplaced.
   std::vector<std::uint8_t> assigned;
+  /// The end game (faster_links_finish_first): the in-links that land chunks before the deadline.
+  std::vector<LinkId> end_game_links;
 };
 
 /// Aggregated matching tells at most this many free in-links of one destination apart at an
@@ -100,6 +102,7 @@ class Engine {
                                                         : std::max<std::uint32_t>(1, problem.max_chunks_per_transfer)),
         chunk_bytes_(problem.chunk_bytes),
         aggregate_wait_(problem.aggregate_wait),
+        end_game_(problem.end_game),
         rounds_(problem.rounds && max_per_transfer_ > 1),
         nodes_(problem.topology->npu_count()),
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
@@ -414,7 +417,9 @@ class Engine {
     } else {
       for (const FreeLink& free : scratch.free_links) {
         const bool complete = have_count_[v] + scratch.taken.size() == chunks_;
-        const ChunkId chunk = complete ? kNoChunk : best_offer(free.link, v, scratch.taken, rng);
+        const ChunkId chunk = complete || (end_game_ && faster_links_finish_first(v, free.link, now, scratch))
+                                  ? kNoChunk
+                                  : best_offer(free.link, v, scratch.taken, rng);
         if (chunk == kNoChunk) {
           link_idle_[free.link] = 1;
           continue;
@@ -423,6 +428,61 @@ class Engine {
         record(v, free.link, chunk, event);
       }
     }
+  }
+
+  /// The end game on links of different speeds: true when v's busier, faster in-links alone
+  /// bring every chunk v still has to place strictly before `link` could bring one. A chunk on
+  /// `link` would then land last: a 7x10 mesh whose x links are 4.6x slower than its y links
+  /// took 38 chunks into a corner over its x link (45295 us) where 37 and the rest over y end
+  /// at 44612 us. Counts only links already carrying a chunk (the link's own source has the
+  /// data flowing); idle ones have nothing v wants, and links matched later at this event are
+  /// no faster than `link`. Ignores whether those sources will hold the chunks by then, which
+  /// at the end, when only a few chunks are missing, they mostly do.
+  bool faster_links_finish_first(NodeId v, LinkId link, Tick now, Scratch& scratch) const {
+    // Matched at this event and not yet merged into v's bits: placed too.
+    const std::size_t unplaced = chunks_ - have_count_[v] - (match_count_[v] - merged_count_[v]);
+    const Tick deadline = now + link_ticks_[link];
+    // Other in-links bring a chunk every `ticks` once free, up to the deadline...
+    std::size_t slots = 0;
+    scratch.end_game_links.clear();
+    auto count = [&](LinkId other, Tick free_at) {
+      const Tick ticks = link_ticks_[other];
+      if (free_at + ticks >= deadline) return;
+      slots += static_cast<std::size_t>((deadline - 1 - free_at) / ticks);
+      scratch.end_game_links.push_back(other);
+    };
+    for (LinkId other : adjacency_.in(v)) {
+      if (other != link && link_free_at_[other] > now) count(other, link_free_at_[other]);
+    }
+    // Faster tiers matched at this event: their chunk lands at now + ticks, the next ones after.
+    const std::uint32_t base = adjacency_.in_offsets[v];
+    for (std::uint32_t k = 0; k < match_count_[v]; ++k) {
+      const LinkId other = match_slots_[base + k].link;
+      count(other, now + link_ticks_[other]);
+    }
+    if (slots < unplaced) return false;
+    // ... but only chunks their sources hold or await: a chunk none of them has must come over
+    // `link` (a 7x10 mesh's edge NPU whose y neighbours lacked it: 44680 -> 45073 us).
+    // Chunks matched at this event are not in v's bits yet: they are not on offer.
+    const std::size_t matched = match_count_[v] - merged_count_[v];
+    std::size_t offered = 0;
+    const std::size_t dst = static_cast<std::size_t>(v) * words_;
+    for (std::size_t w = 0; w < words_ && offered < unplaced + matched; ++w) {
+      std::uint64_t bits = 0;
+      for (LinkId other : scratch.end_game_links)
+        bits |= have_[static_cast<std::size_t>(topology_.link(other).src) * words_ + w];
+      offered += static_cast<std::size_t>(std::popcount(bits & ~have_[dst + w]));
+    }
+    for (std::uint32_t k = merged_count_[v]; k < match_count_[v] && offered >= unplaced; ++k) {
+      const ChunkId chunk = match_slots_[base + k].chunk;
+      for (LinkId other : scratch.end_game_links) {
+        if (test_chunk_bit(have_, words_, topology_.link(other).src, chunk)) {
+          --offered;
+          break;
+        }
+      }
+    }
+    return offered >= unplaced;
   }
 
   /// Starts v's aggregated matches of this event (sequential): each link's run of chunks is one
@@ -664,6 +724,12 @@ class Engine {
       const ChunkId chunk = scratch.wanted[i];
       for (FreeLink& free : scratch.free_links) {
         if (free.link == kNoLink || !test_bit(holds_, topology_.link(free.link).src, chunk)) continue;
+        if (end_game_ && faster_links_finish_first(v, free.link, event_times_[event], scratch)) {
+          link_idle_[free.link] = 1;
+          free.link = kNoLink;
+          --unassigned;
+          continue;
+        }
         record(v, free.link, chunk, event);
         free.link = kNoLink;
         --unassigned;
@@ -791,6 +857,7 @@ class Engine {
   const std::uint32_t max_per_transfer_;
   const double chunk_bytes_;
   const double aggregate_wait_;
+  const bool end_game_;
   const bool rounds_;
   bool round_open_ = true;  ///< rounds_: no transfer in flight at this event (match_all)
   const std::uint32_t nodes_;

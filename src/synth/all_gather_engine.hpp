@@ -162,6 +162,10 @@ struct AllGatherProblem {
   /// tenet's rule: a link skips chunks a faster path brings its destination (see best_offer).
   /// Off for express topologies, whose every link is a path of real ones.
   bool weigh_faster_paths = true;
+  /// Chunk by chunk, either rule: a link stays idle when its destination's faster in-links alone
+  /// bring everything it still misses before this link could bring one chunk (the end game on
+  /// links of mixed speeds). Off for the paper's rule as --policy tacos asks for it.
+  bool end_game = true;
 };
 
 /// Runs the matching until every member holds every chunk. Transfers to non-members that are
