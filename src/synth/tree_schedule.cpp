@@ -2,6 +2,7 @@
 #include "tree_schedule.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace tenet::synth {
 namespace {
@@ -52,7 +53,7 @@ TreeStep tree_step(const Topology& topology, const TreePacking* gather, const Tr
 
 Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
-                       std::uint32_t pieces) {
+                       std::uint32_t pieces, bool senders_keep_pace) {
   const TreePacking& packing = gather != nullptr ? *gather : *reduce;
   const std::uint32_t chunks_per_member = packing.units.per_member * pieces;
   Schedule schedule(kind, size_bytes, members, chunks_per_member, "synth");
@@ -74,6 +75,7 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
     const std::vector<std::size_t> chains = chain_offsets(*reduce);
     std::vector<TransferId> last(chains.back(), ~TransferId{0});
     std::vector<std::vector<TransferId>> into(topology.node_count());
+    std::vector<std::map<std::uint32_t, TransferId>> sent_by(topology.node_count());
     if (gather != nullptr) owner_reductions.resize(static_cast<std::size_t>(members.size()) * chunks_per_member);
     std::uint32_t depth = 0;
     for (std::uint32_t piece = 0; piece < pieces; ++piece) {
@@ -89,9 +91,19 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
             TransferId& chain = last[chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e];
             deps = into[edge.child];
             if (chain != ~TransferId{0}) deps.push_back(chain);
-            const double start = (piece + tree_depth - tree.depth[e]) * step;
+            const std::uint32_t slot = piece + tree_depth - tree.depth[e];
+            // The sender's own transfer planned to end last by this one's start (in pipeline
+            // steps, exact), among those listed so far.
+            std::map<std::uint32_t, TransferId>& own = sent_by[edge.child];
+            if (auto before = own.upper_bound(slot); senders_keep_pace && before != own.begin()) {
+              --before;
+              if (std::find(deps.begin(), deps.end(), before->second) == deps.end()) deps.push_back(before->second);
+              std::sort(deps.begin(), deps.end());
+            }
+            const double start = slot * step;
             chain = schedule.add(edge.child, edge.parent, TransferKind::kReduce, {&chunk, 1}, deps, start, start + step,
                                  Schedule::on_route(routes[edge.route]));
+            if (senders_keep_pace) own[slot + 1] = chain;
             into[edge.parent].push_back(chain);
             into[edge.child].clear();
           }
