@@ -32,8 +32,14 @@ bool fits(const Topology& topology, const Topology* transposed, const std::vecto
 TreeFlowGraph tree_flow_graph(const Topology& topology, const std::vector<NodeId>& members, std::uint32_t per_member,
                               double unit_GBps) {
   TreeFlowGraph graph(topology.node_count());
+  for (NodeId member : members) graph.is_member[member] = 1;
+  // A tree edge is a route through switches: an NPU outside the collective runs no program that
+  // would forward, so its links are left out (dgx1-8, members 0-3: routes through NPU 4 were
+  // refused when the schedule was built).
+  auto forwards = [&](NodeId node) { return !topology.is_npu(node) || graph.is_member[node]; };
   for (LinkId id = 0; id < topology.link_count(); ++id) {
     const Link& link = topology.link(id);
+    if (!forwards(link.src) || !forwards(link.dst)) continue;
     const auto units = static_cast<IntMaxFlow::Capacity>(std::floor(link.bandwidth_GBps / unit_GBps + 1e-9));
     if (units <= 0) continue;
     const std::uint32_t edge = graph.flow.add_edge(link.src, link.dst, units);
@@ -41,7 +47,6 @@ TreeFlowGraph tree_flow_graph(const Topology& topology, const std::vector<NodeId
     graph.routes[edge / 2] = {id};
   }
   for (NodeId member : members) {
-    graph.is_member[member] = 1;
     graph.demand[member] = per_member;
     graph.total_demand += per_member;
     graph.flow.set_capacity(graph.flow.from_source(member), per_member);

@@ -21,9 +21,10 @@ tenet_cli_test(compare_plot EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json 
   --heatmap heat.svg STDOUT "wrote plot.svg")
 
 # --xml: each scenario's schedule as MSCCL XML too; one that relays through NPUs outside its members
-# cannot be one, and gets a note instead of failing the sweep.
+# (hop by hop: routed transfers go straight between members) cannot be one, and gets a note
+# instead of failing the sweep.
 tenet_cli_test(batch_xml EXIT 0 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --size 1MiB --baselines none
-  --scenarios ${CMAKE_CURRENT_SOURCE_DIR}/good/corners-scenarios.json --out-dir batch-xml --force --xml
+  --transfers chunk --scenarios ${CMAKE_CURRENT_SOURCE_DIR}/good/corners-scenarios.json --out-dir batch-xml --force --xml
   STDOUT "note: corners: no MSCCL XML: transfer" NO_FILE ${SCRATCH}/batch-xml/corners.xml)
 tenet_cli_test(batch_xml_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/mesh-3x3.json batch-xml/healthy.xml
   STDOUT "batch-xml/healthy.xml: verified: MSCCL allgather (Simple, in-place) on 9 ranks")

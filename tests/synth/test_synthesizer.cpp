@@ -123,6 +123,37 @@ TEST_CASE("sub-collectives forward through non-members and verify", "[synth]") {
   }
 }
 
+TEST_CASE("a few members far apart are reached by routed transfers, as direct does", "[synth]") {
+  // Two corners of a 4x4 mesh with NPUs 7 and 9 failed (NPU 15 is the last of the 14 left): hop
+  // by hop each chunk is stored and forwarded by every NPU between (41.6 us for an all-reduce of
+  // 1 MiB); routed, 27.0 us.
+  const Topology mesh = shipped("mesh-4x4-failed-7-9");
+  const Collective collective =
+      make_collective(CollectiveKind::kAllReduce, 1 << 20, 1, {0, static_cast<NodeId>(mesh.npu_count() - 1)});
+  SynthOptions options;
+  options.auto_chunks = true;
+  const SynthResult result = synthesize(mesh, collective, options);
+  require_verified(mesh, result);
+  CHECK(result.routed);
+  const double direct = simulate(mesh, generate_baseline("direct", mesh, collective).schedule).time_us;
+  CHECK(result.time_us <= direct * (1 + 1e-9));
+}
+
+TEST_CASE("spanning trees of a sub-collective route through switches and members only", "[synth][trees]") {
+  // dgx1-8 (NVLinks of two speeds: the trees run) with four of its eight GPUs: a tree edge
+  // through a GPU outside the collective was a route through an NPU, and the schedule was refused.
+  const Topology dgx = shipped("dgx1-8");
+  SynthOptions options;
+  options.auto_chunks = true;
+  const SynthResult result =
+      synthesize(dgx, make_collective(CollectiveKind::kAllReduce, 1 << 20, 1, {0, 1, 2, 3}), options);
+  require_verified(dgx, result);
+  for (RouteId route = 0; route < result.schedule.route_count(); ++route) {
+    const std::span<const LinkId> links = result.schedule.route_links(route);
+    for (std::size_t hop = 1; hop < links.size(); ++hop) CHECK_FALSE(dgx.is_npu(dgx.link(links[hop]).src));
+  }
+}
+
 TEST_CASE("the paper's policy is available and verifies too", "[synth]") {
   SynthOptions tacos;
   tacos.policy = SynthPolicy::kTacos;
