@@ -142,15 +142,24 @@ TEST_CASE("a few members far apart are reached by routed transfers, as direct do
 TEST_CASE("spanning trees of a sub-collective route through switches and members only", "[synth][trees]") {
   // dgx1-8 (NVLinks of two speeds: the trees run) with four of its eight GPUs: a tree edge
   // through a GPU outside the collective was a route through an NPU, and the schedule was refused.
-  const Topology dgx = shipped("dgx1-8");
-  SynthOptions options;
-  options.auto_chunks = true;
-  const SynthResult result =
-      synthesize(dgx, make_collective(CollectiveKind::kAllReduce, 1 << 20, 1, {0, 1, 2, 3}), options);
-  require_verified(dgx, result);
-  for (RouteId route = 0; route < result.schedule.route_count(); ++route) {
-    const std::span<const LinkId> links = result.schedule.route_links(route);
-    for (std::size_t hop = 1; hop < links.size(); ++hop) CHECK_FALSE(dgx.is_npu(dgx.link(links[hop]).src));
+  // The same on two A100 boxes with one GPU of each (their NICs and NVSwitches).
+  struct Case {
+    const char* topology;
+    std::vector<NodeId> members;
+    std::uint64_t size;
+  };
+  for (const Case& sub : {Case{"dgx1-8", {0, 1, 2, 3}, 1 << 20}, Case{"a100-2x8-ib", {0, 8}, 16 << 20}}) {
+    INFO(sub.topology);
+    const Topology topology = shipped(sub.topology);
+    SynthOptions options;
+    options.auto_chunks = true;
+    const SynthResult result =
+        synthesize(topology, make_collective(CollectiveKind::kAllReduce, sub.size, 1, sub.members), options);
+    require_verified(topology, result);
+    for (RouteId route = 0; route < result.schedule.route_count(); ++route) {
+      const std::span<const LinkId> links = result.schedule.route_links(route);
+      for (std::size_t hop = 1; hop < links.size(); ++hop) CHECK_FALSE(topology.is_npu(topology.link(links[hop]).src));
+    }
   }
 }
 
