@@ -664,6 +664,21 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   double best_score = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
   std::uint32_t tried = 0;
+  // With a file to write on point-to-point links, where candidates are ranked by their plans, the
+  // best after each search is kept, and the one whose file runs fastest wins: a faster plan of
+  // blocks gathered from many NPUs can make a slower file, each block cut into a step per run
+  // of contiguous chunks (torus-4x4 all-reduce of 1 MiB in rounds: 13.83 us planned, 15.64 us as
+  // XML, where the matching's 14.49 us plan ran as 14.49).
+  struct Finalist {
+    Candidate candidate;
+    Schedule schedule;
+    double time_us;
+    double plan_us;
+    std::vector<LinkLoad> link_loads;
+  };
+  // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
+  const bool keeps_finalists = !switched && static_cast<bool>(options.file_time);
+  std::optional<Finalist> search_best;
   // One chunk count of `counts` per round, in order; `every_family`: no beam, every family at every
   // count (within the transfer budget).
   auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds, bool every_family,
@@ -692,6 +707,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       RoundResult outcome = run_round(topology, collective, members, candidates, options, replay_all,
                                       switched ? std::numeric_limits<double>::infinity() : best_time);
       const bool improved = outcome.best < candidates.size() && outcome.score < best_score;
+      if (keeps_finalists && outcome.best < candidates.size() &&
+          (!search_best || outcome.time_us < search_best->time_us)) {
+        search_best =
+            Finalist{candidates[outcome.best], outcome.schedule, outcome.time_us, outcome.plan_us, outcome.link_loads};
+      }
       if (improved) {
         best_score = outcome.score;
         best_time = outcome.time_us;
@@ -735,23 +755,19 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       }
     }
   };
-  // With a file to write on point-to-point links, where candidates are ranked by their plans, the
-  // best after each search is kept, and the one whose file runs fastest wins: a faster plan of
-  // blocks gathered from many NPUs can make a slower file, each block cut into a step per run
-  // of contiguous chunks (torus-4x4 all-reduce of 1 MiB in rounds: 13.83 us planned, 15.64 us as
-  // XML, where the matching's 14.49 us plan ran as 14.49).
-  struct Finalist {
-    Candidate candidate;
-    Schedule schedule;
-    double time_us;
-    double plan_us;
-    std::vector<LinkLoad> link_loads;
-  };
   std::vector<Finalist> finalists;
+  double kept_time = std::numeric_limits<double>::infinity();  // the fastest plan among the finalists
   auto keep_finalist = [&] {
-    if (switched || !options.file_time || !winner) return;
-    if (!finalists.empty() && !(best_time < finalists.back().time_us)) return;
-    finalists.push_back({*winner, result.schedule, best_time, result.plan_us, result.link_loads});
+    if (!keeps_finalists || !winner) return;
+    if (best_time < kept_time) {
+      finalists.push_back({*winner, result.schedule, best_time, result.plan_us, result.link_loads});
+      kept_time = best_time;
+    } else if (search_best && !std::isfinite(options.file_time(finalists.back().schedule))) {
+      // The fastest plan cannot be written, for one: hop by hop through NPUs outside the members,
+      // which are no ranks. This search's best may be (routed transfers go member to member).
+      finalists.push_back(std::move(*search_best));
+    }
+    search_best.reset();
   };
   search(families, kPatience, matching_counts.size(), false, matching_counts);
   keep_finalist();
@@ -767,7 +783,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   keep_finalist();
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
   if (finalists.size() > 1) {
-    // The latest (fastest plan) unless an earlier one's file is faster.
+    // The one whose file is fastest (ties: the later one, its plan faster or alone writable).
     std::size_t pick = finalists.size() - 1;
     double pick_file_us = options.file_time(finalists[pick].schedule);
     for (std::size_t i = pick; i-- > 0;) {

@@ -67,8 +67,14 @@ tenet_cli_test(msccl_auto_channels EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.j
 tenet_cli_test(msccl_bad_channels EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json --channels 0 -o never.xml
   STDERR "error: --channels: '0': auto or a whole number of channels from 1 to 32 (the runtime's channels)"
   NO_FILE ${SCRATCH}/never.xml)
-tenet_cli_test(msccl_relay EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --members 0,2,6,8 -o corners.xml
+# Members that reach each other only through other NPUs: hop by hop the schedule relays through
+# them, which are no ranks, so it cannot be a file; by default the fastest plan that can is written
+# (routed: member to member), and the run says it is the file's time.
+tenet_cli_test(msccl_relay EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --members 0,2,6,8
+  --transfers chunk -o corners.xml
   STDERR "which is not a member: MSCCL moves data only between the communicator's ranks" NO_FILE ${SCRATCH}/corners.xml)
+tenet_cli_test(msccl_relay_routed EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --members 0,2,6,8
+  -o corners-routed.xml STDOUT "wrote                corners-routed.xml")
 
 # Baselines as MSCCL XML, read back by verify and simulate. The ring's simulated time from its XML is
 # the time of its own schedule (34.6608 us, as simulating its .json gives).
