@@ -679,12 +679,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
   const bool keeps_finalists = !switched && static_cast<bool>(options.file_time);
   std::optional<Finalist> search_best;
+  bool search_led = false;  // the running search has found the best so far
   // One chunk count of `counts` per round, in order; `every_family`: no beam, every family at every
   // count (within the transfer budget).
   auto search = [&](const std::vector<Family>& start, int patience, std::size_t max_rounds, bool every_family,
                     const std::vector<std::uint32_t>& counts) {
     std::vector<Family> active = start;
     int rounds_without_gain = 0;
+    search_led = false;
     double work = 0.0;  // transfers planned so far
     for (std::size_t round = 0; round < std::min(max_rounds, counts.size()) && !active.empty(); ++round) {
       const std::uint32_t chunks = counts[round];
@@ -707,7 +709,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       RoundResult outcome = run_round(topology, collective, members, candidates, options, replay_all,
                                       switched ? std::numeric_limits<double>::infinity() : best_time);
       const bool improved = outcome.best < candidates.size() && outcome.score < best_score;
-      if (keeps_finalists && outcome.best < candidates.size() &&
+      // A copy only while this search has not led (then its best is the winner, kept anyway).
+      search_led = search_led || improved;
+      if (keeps_finalists && !search_led && outcome.best < candidates.size() &&
           (!search_best || outcome.time_us < search_best->time_us)) {
         search_best =
             Finalist{candidates[outcome.best], outcome.schedule, outcome.time_us, outcome.plan_us, outcome.link_loads};
