@@ -34,8 +34,8 @@ TreeFlowGraph tree_flow_graph(const Topology& topology, const std::vector<NodeId
   TreeFlowGraph graph(topology.node_count());
   for (NodeId member : members) graph.is_member[member] = 1;
   // A tree edge is a route through switches: an NPU outside the collective runs no program that
-  // would forward, so its links are left out (dgx1-8, members 0-3: routes through NPU 4 were
-  // refused when the schedule was built).
+  // would forward, so its links are left out (dgx1-8, members 0-3: routes through the other GPUs
+  // were refused when the schedule was built).
   auto forwards = [&](NodeId node) { return !topology.is_npu(node) || graph.is_member[node]; };
   for (LinkId id = 0; id < topology.link_count(); ++id) {
     const Link& link = topology.link(id);
