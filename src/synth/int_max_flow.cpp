@@ -25,6 +25,17 @@ std::uint32_t IntMaxFlow::add_edge(std::uint32_t from, std::uint32_t to, Capacit
   return id;
 }
 
+void IntMaxFlow::remove_edges_from(std::uint32_t first) {
+  // Newest first: each edge is then the last entry of both its vertices' lists.
+  while (edge_count() > first) {
+    const std::uint32_t id = edge_count() - 2;
+    adjacency_[head_[id + 1]].pop_back();
+    adjacency_[head_[id]].pop_back();
+    head_.resize(id);
+    capacity_.resize(id);
+  }
+}
+
 bool IntMaxFlow::levels_from_source() {
   level_.assign(vertex_count(), -1);
   queue_.clear();
@@ -32,6 +43,8 @@ bool IntMaxFlow::levels_from_source() {
   level_[source()] = 0;
   for (std::size_t i = 0; i < queue_.size(); ++i) {
     const std::uint32_t vertex = queue_[i];
+    // Blocking flows only follow shortest paths: nothing at the sink's level or beyond leads there.
+    if (level_[sink()] >= 0 && level_[vertex] >= level_[sink()]) break;
     for (std::uint32_t edge : adjacency_[vertex]) {
       const std::uint32_t next = head_[edge];
       if (residual_[edge] <= 0 || level_[next] >= 0) continue;
@@ -63,7 +76,22 @@ IntMaxFlow::Capacity IntMaxFlow::push(std::uint32_t vertex, Capacity limit) {
 
 IntMaxFlow::Capacity IntMaxFlow::max_flow(Capacity enough) {
   residual_ = capacity_;
-  Capacity flow = 0;
+  return augment(0, enough);
+}
+
+IntMaxFlow::Capacity IntMaxFlow::max_flow_from_kept(Capacity kept, Capacity enough) {
+  residual_.resize(capacity_.size());
+  for (std::size_t edge = 0; edge < capacity_.size(); ++edge) {
+    // New edges (none since the kept run, in practice) count as unused.
+    const Capacity before = edge < kept_capacity_.size() ? kept_capacity_[edge] : 0;
+    const Capacity left = edge < kept_residual_.size() ? kept_residual_[edge] : 0;
+    residual_[edge] = left + capacity_[edge] - before;
+    if (residual_[edge] < 0) return max_flow(enough);
+  }
+  return std::min(augment(kept, enough), enough);
+}
+
+IntMaxFlow::Capacity IntMaxFlow::augment(Capacity flow, Capacity enough) {
   while (flow < enough && levels_from_source()) {
     next_edge_.assign(vertex_count(), 0);
     while (flow < enough) {

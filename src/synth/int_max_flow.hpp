@@ -29,6 +29,10 @@ class IntMaxFlow {
 
   /// Adds an edge and returns its id (its residual twin is id ^ 1).
   std::uint32_t add_edge(std::uint32_t from, std::uint32_t to, Capacity capacity);
+  /// Edge ids so far (twins included): the id the next add_edge returns.
+  std::uint32_t edge_count() const { return static_cast<std::uint32_t>(head_.size()); }
+  /// Removes the edges added since edge_count() was `first`, as if never added.
+  void remove_edges_from(std::uint32_t first);
   void set_capacity(std::uint32_t edge, Capacity capacity) { capacity_[edge] = capacity; }
   void add_capacity(std::uint32_t edge, Capacity delta) { capacity_[edge] += delta; }
   Capacity capacity(std::uint32_t edge) const { return capacity_[edge]; }
@@ -46,7 +50,20 @@ class IntMaxFlow {
   /// is at least that. Capacities are left as they were.
   Capacity max_flow(Capacity enough);
 
+  /// Keeps the flow the last max_flow() run found, so that questions that only open more edges
+  /// can start from it (max_flow_from_kept).
+  void keep_flow() {
+    kept_residual_ = residual_;
+    kept_capacity_ = capacity_;
+  }
+  /// As max_flow(), augmenting the kept flow (worth `kept`, what its run returned) rather than
+  /// starting from nothing: the per-member questions of a switch split all share the flow into
+  /// the switch, and only the rest has to be found again. Runs from nothing when a capacity
+  /// fell below the kept flow on it.
+  Capacity max_flow_from_kept(Capacity kept, Capacity enough);
+
  private:
+  Capacity augment(Capacity flow, Capacity enough);
   bool levels_from_source();
   Capacity push(std::uint32_t vertex, Capacity limit);
 
@@ -61,6 +78,8 @@ class IntMaxFlow {
   std::vector<std::int32_t> level_;
   std::vector<std::uint32_t> next_edge_;
   std::vector<std::uint32_t> queue_;
+  std::vector<Capacity> kept_residual_;
+  std::vector<Capacity> kept_capacity_;
 };
 
 }  // namespace tenet::synth

@@ -33,7 +33,8 @@ TreeFlowGraph tree_flow_graph(const Topology& topology, const std::vector<NodeId
 bool every_member_reached(TreeFlowGraph& graph);
 
 /// Splits off every node that is not a member (tree_splitting.cpp); false when one keeps
-/// capacity that no pair of its edges can take.
-bool split_off_relays(TreeFlowGraph& graph);
+/// capacity that no pair of its edges can take. Without whole rounds every pair is asked on its
+/// own: the same result, slower (kept for the tests that show it is the same).
+bool split_off_relays(TreeFlowGraph& graph, bool whole_rounds = true);
 
 }  // namespace tenet::synth

@@ -30,6 +30,7 @@ class TreeGrower {
   };
   std::optional<Grown> grow(NodeId root, std::size_t members) {
     Grown tree;
+    forget_refusals();
     m_ = graph_.demand[root];
     root_ = root;
     edges_.clear();
@@ -45,11 +46,13 @@ class TreeGrower {
       // most units (each found by bisection).
       for (NodeId a : order) {
         for (std::uint32_t edge : candidates(a)) {
-          if (flow_.capacity(edge) >= m_ && keeps_invariant(edge, m_)) {
+          if (flow_.capacity(edge) < m_ || refused_[edge / 2] == refusals_) continue;
+          if (keeps_invariant(edge, m_)) {
             chosen = edge;
             chosen_units = m_;
             break;
           }
+          refused_[edge / 2] = refusals_;
         }
         if (chosen_units == m_) break;
       }
@@ -107,6 +110,7 @@ class TreeGrower {
 
   /// Makes the graph D - units A(T).
   void set_multiplicity(Capacity units) {
+    if (units != m_) forget_refusals();
     const Capacity back = m_ - units;
     for (std::uint32_t edge : edges_) flow_.add_capacity(edge, back);
     flow_.add_capacity(flow_.from_source(root_), back);
@@ -128,8 +132,19 @@ class TreeGrower {
     return keeps;
   }
 
+  /// An edge refused at multiplicity m stays refused while the tree grows at m: each edge the
+  /// tree takes lowers capacities, so no set's in-flow rises. The first-fit scan, shallowest
+  /// parent first, would otherwise ask again for every edge it adds (ring-fc-switch-2x4x16: 12
+  /// max-flows per tree edge).
+  void forget_refusals() {
+    if (refused_.size() < graph_.routes.size()) refused_.resize(graph_.routes.size(), 0);
+    ++refusals_;
+  }
+
   TreeFlowGraph& graph_;
   IntMaxFlow& flow_;
+  std::vector<std::uint32_t> refused_;  ///< per flow edge id / 2: the refusals_ it was refused in
+  std::uint32_t refusals_ = 0;
   std::vector<char> in_tree_;
   std::vector<std::uint32_t> edges_;
   NodeId root_ = 0;

@@ -27,8 +27,9 @@ struct TreeMethodResult {
 };
 
 /// The fastest tree schedule of `kind` (by `file_time` of the retimed schedule when set, else by
-/// its replay), or std::nullopt where trees cannot be packed (see pack_trees), would need more
-/// than `max_transfers` transfers at the fewest pieces, or no schedule has a finite file time.
+/// its replay), or std::nullopt where trees cannot be packed (see pack_trees), would need too
+/// many transfers at the fewest pieces (`max_transfers`, raised for the two fewest counts: see
+/// tree_method.cpp), or no schedule has a finite file time.
 std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
                                                       std::uint64_t size_bytes, const std::vector<NodeId>& members,
                                                       double max_transfers,

@@ -23,7 +23,8 @@
 //    u->v of the same route, by the largest amount that keeps the flow condition for every set of
 //    nodes the split shrinks (two families of cuts, each found by max-flow). Pairs are split a
 //    quantum at a time, round robin, so a switch becomes a near-uniform mesh (shallow trees)
-//    rather than a ring (deep trees that pipeline badly).
+//    rather than a ring (deep trees that pipeline badly). A whole round of an in-edge's pairs is
+//    tried first and checked once (tree_splitting.cpp).
 // 3. Packing (Lovasz's proof of Edmonds' theorem). A tree grows from its root one edge a->b at a
 //    time, shallowest a first; the edge is taken if every set that holds b but not a keeps K
 //    units of in-flow with the tree's edges removed m times (K: units still to pack, m: the

@@ -7,9 +7,13 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <random>
+#include <string>
+#include <utility>
 
 #include "../../src/synth/int_max_flow.hpp"
 #include "../../src/synth/schedule_assembly.hpp"
+#include "../../src/synth/tree_flow.hpp"
 #include "../../src/synth/tree_packing.hpp"
 #include "../../src/synth/tree_schedule.hpp"
 #include "../support/collectives.hpp"
@@ -20,6 +24,7 @@
 #include "tenet/sim/bounds.hpp"
 #include "tenet/sim/cut_bound.hpp"
 #include "tenet/topology/analysis.hpp"
+#include "tenet/topology/topology_json.hpp"
 #include "tenet/verify/verifier.hpp"
 
 using namespace tenet;
@@ -87,6 +92,75 @@ TEST_CASE("integer max-flow: exact, stops at enough, leaves capacities as they w
   CHECK(flow.capacity(last) == 4);
   flow.set_capacity(last, 1);
   CHECK(flow.max_flow(100) == 3);
+}
+
+TEST_CASE("integer max-flow: a kept flow resumes to the same maximum, and removed edges leave no trace",
+          "[synth][trees]") {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    INFO("trial " << trial);
+    const std::uint32_t vertices = 3 + random() % 8;
+    synth::IntMaxFlow flow(vertices);
+    const std::uint32_t edges = random() % 25;
+    for (std::uint32_t e = 0; e < edges; ++e) {
+      flow.add_edge(random() % vertices, random() % vertices, random() % 6);
+    }
+    const std::uint32_t source_side = random() % vertices;
+    const std::uint32_t first_sink = random() % vertices;
+    const std::uint32_t second_sink = random() % vertices;
+    flow.set_capacity(flow.from_source(source_side), synth::IntMaxFlow::kUnlimited);
+    flow.set_capacity(flow.to_sink(first_sink), synth::IntMaxFlow::kUnlimited);
+    const synth::IntMaxFlow::Capacity kept = flow.max_flow(1000);
+    flow.keep_flow();
+    // Opening a second sink: resuming the kept flow finds what a run from nothing finds.
+    flow.set_capacity(flow.to_sink(second_sink), synth::IntMaxFlow::kUnlimited);
+    const synth::IntMaxFlow::Capacity fresh = flow.max_flow(1000);
+    CHECK(flow.max_flow_from_kept(kept, 1000) == fresh);
+    CHECK(flow.max_flow_from_kept(kept, fresh / 2) == std::min(fresh, fresh / 2));
+    // Closing the first sink instead takes capacity the kept flow used: it starts over.
+    flow.set_capacity(flow.to_sink(first_sink), first_sink == second_sink ? synth::IntMaxFlow::kUnlimited : 0);
+    CHECK(flow.max_flow_from_kept(kept, 1000) == flow.max_flow(1000));
+    // Edges added and removed again change nothing.
+    const std::uint32_t count = flow.edge_count();
+    const synth::IntMaxFlow::Capacity before = flow.max_flow(1000);
+    flow.add_edge(source_side, second_sink, 5);
+    flow.add_edge(random() % vertices, random() % vertices, 3);
+    flow.remove_edges_from(count);
+    CHECK(flow.edge_count() == count);
+    CHECK(flow.max_flow(1000) == before);
+  }
+}
+
+TEST_CASE("switch splitting: whole rounds give exactly the split graph of pair-by-pair splitting", "[synth][trees]") {
+  std::vector<std::pair<std::string, Topology>> networks;
+  for (const char* name : {"a100-2x8-ib", "two-level-switch-8x4", "fat-tree-8x4", "tree-4x8", "ring-fc-switch-2x4x2"}) {
+    Topology topology = shipped(name);
+    if (swept(topology.npu_count())) networks.emplace_back(name, std::move(topology));
+  }
+  for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    networks.emplace_back("random " + std::to_string(seed),
+                          parse_topology(random_switched_network(seed), "random.json"));
+  }
+  for (const auto& [name, topology] : networks) {
+    INFO(name);
+    const std::vector<NodeId> members = all_npus(topology);
+    const std::vector<synth::TreeUnits> offered =
+        synth::choose_tree_units(topology, nullptr, members, optimal_rate(topology, members));
+    for (const synth::TreeUnits& units : offered) {
+      synth::TreeFlowGraph whole = synth::tree_flow_graph(topology, members, units.per_member, units.unit_GBps);
+      synth::TreeFlowGraph pairwise = whole;
+      const bool whole_done = synth::split_off_relays(whole, true);
+      CHECK(whole_done == synth::split_off_relays(pairwise, false));
+      REQUIRE(whole.flow.edge_count() == pairwise.flow.edge_count());
+      for (std::uint32_t edge = 0; edge < whole.flow.edge_count(); ++edge) {
+        INFO("edge " << edge);
+        CHECK(whole.flow.from(edge) == pairwise.flow.from(edge));
+        CHECK(whole.flow.to(edge) == pairwise.flow.to(edge));
+        CHECK(whole.flow.capacity(edge) == pairwise.flow.capacity(edge));
+      }
+      CHECK(whole.routes == pairwise.routes);
+    }
+  }
 }
 
 TEST_CASE("tree packing: the trees span the members and fit the links, on switched and mixed-speed networks",
@@ -198,6 +272,20 @@ TEST_CASE("two A100 boxes at 1 GiB: spanning trees reach 90% of the cut bound (a
     const LowerBound bound = lower_bound(topology, collective, diameter);
     CHECK(bound.total_us / result.time_us >= (kind == CollectiveKind::kAllReduce ? 0.85 : 0.90));
   }
+}
+
+TEST_CASE("128 members: spanning trees run, and reach 95% of the cut bound on ring-fc-switch-2x4x16",
+          "[synth][trees]") {
+  // Packing 128 members' trees took 17 s before whole rounds and kept flows; the Release run only.
+  if (kSanitized) return;
+  const Topology topology = shipped("ring-fc-switch-2x4x16");
+  SynthOptions options;
+  options.auto_chunks = true;
+  const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{1} << 30);
+  const SynthResult result = synthesize(topology, collective, options);
+  REQUIRE(result.trees);
+  REQUIRE(verify_schedule(topology, result.schedule).ok);
+  CHECK(lower_bound(topology, collective, compute_diameter(topology)).total_us / result.time_us >= 0.95);
 }
 
 /// The most transfers any member sends or receives.
