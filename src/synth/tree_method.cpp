@@ -141,19 +141,23 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   };
   std::vector<Schedule> built(trials.size());
   parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) { built[i] = build_trial(trials[i], false); });
-  // A packing's trials come in increasing pieces. Planned well past the fastest plan of fewer
-  // pieces, more pieces replayed slower too on every network measured, so they are not
-  // replayed (tree-4x8 all-reduce of 16 MiB: planned 3525.8 us at 64 pieces and 3865.2 at 128,
-  // replayed 2740.3 and 2782.4 in 5.9 and 10.6 s; fat-tree-8x4 all-gather of 16 MiB: 580.5 at
-  // 32, 662.8 at 64, replayed 371.1 and 418.0). Just past it they can still replay faster
-  // (dgx1-2x8-bridge all-reduce of 16 MiB: planned 1676.9 at 32, 1710.5 at 64, replayed 1401.9
-  // and 1377.1).
+  // A packing's trials come in increasing pieces. On switches, where a replay shares every port
+  // and costs seconds, those planned well past the fastest plan of fewer pieces replayed slower
+  // too on every network measured, so they are not replayed (tree-4x8 all-reduce of 16 MiB:
+  // planned 3525.8 us at 64 pieces and 3865.2 at 128, replayed 2740.3 and 2782.4 in 5.9 and
+  // 10.6 s; fat-tree-8x4 all-gather of 16 MiB: 580.5 at 32, 662.8 at 64, replayed 371.1 and
+  // 418.0). Just past it they can still replay faster (tree-2x2x4 all-reduce of 16 MiB: planned
+  // 3489.8 at 32, 3618.2 at 64, replayed 2688.0 and 2682.8), and point-to-point networks replay
+  // them all: there the plan says less (dragonfly-4x5 all-reduce of 256 MiB: planned 613.3 at
+  // 32 pieces and 677.9 at 128, replayed 546.2 and 541.8, the fastest).
   std::vector<char> replayed(trials.size(), 1);
+  const double past_fastest =
+      topology.switch_count() > 0 ? kPlannedPastFastest : std::numeric_limits<double>::infinity();
   double fewest_planned = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < trials.size(); ++i) {
     if (i == 0 || trials[i].packed != trials[i - 1].packed) fewest_planned = std::numeric_limits<double>::infinity();
     const double planned = built[i].planned_time_us();
-    replayed[i] = planned <= kPlannedPastFastest * fewest_planned;
+    replayed[i] = planned <= past_fastest * fewest_planned;
     fewest_planned = std::min(fewest_planned, planned);
   }
   std::vector<TreeMethodResult> results(trials.size());
