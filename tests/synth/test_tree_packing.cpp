@@ -330,6 +330,29 @@ TEST_CASE("scored as a file: the tree method keeps within the file's limits, wit
   CHECK(verify_schedule(topology, unwritable.schedule).ok);
 }
 
+TEST_CASE("scored as a file on point-to-point links: a tree schedule the file cannot hold is not chosen",
+          "[synth][trees]") {
+  // dgx1-8's all-reduce of 64 MiB: the trees win at 252 chunks per NPU, past the 4,095 steps a
+  // rank's MSCCL XML holds; with the file to write, the trees were chosen anyway.
+  const Topology topology = shipped("dgx1-8");
+  for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    INFO(collective_name(kind));
+    const Collective collective = make_collective(kind, std::uint64_t{64} << 20);
+    SynthOptions options;
+    options.auto_chunks = true;
+    const SynthResult free = synthesize(topology, collective, options);
+    REQUIRE(free.trees);
+    const std::uint64_t busiest = busiest_member(free.schedule);
+    options.file_time = [&](const Schedule& schedule) {
+      return busiest_member(schedule) < busiest ? schedule.planned_time_us() : std::numeric_limits<double>::infinity();
+    };
+    const SynthResult limited = synthesize(topology, collective, options);
+    CHECK(busiest_member(limited.schedule) < busiest);
+    CHECK(verify_schedule(topology, limited.schedule).ok);
+    CHECK(limited.time_us >= free.time_us);
+  }
+}
+
 TEST_CASE("scored as a file: on switches the candidate whose file is fastest wins", "[synth]") {
   const Topology topology = shipped(kSanitized ? "ring-fc-switch-2x4x2" : "two-level-switch-8x4");
   const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{64} << 20);
