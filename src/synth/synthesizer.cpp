@@ -790,6 +790,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   search(round_families, static_cast<int>(round_counts.size()), round_counts.size(), true, round_counts);
   keep_finalist();
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
+  std::optional<double> chosen_file_us;  // the chosen finalist's file time, where already known
   if (finalists.size() > 1) {
     // The one whose file is fastest (ties: the later one, its plan faster or alone writable).
     std::size_t pick = finalists.size() - 1;
@@ -802,6 +803,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       }
     }
     Finalist& chosen = finalists[pick];
+    chosen_file_us = pick_file_us;
     winner = chosen.candidate;
     best_time = chosen.time_us;
     result.schedule = std::move(chosen.schedule);
@@ -825,7 +827,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   // What the trees must beat: on switched networks the candidates were scored by their file
   // already; on point-to-point ones the chosen finalist's file.
-  const double incumbent_score = trees && keeps_finalists ? options.file_time(result.schedule) : best_score;
+  double incumbent_score = best_score;
+  if (trees && keeps_finalists) incumbent_score = chosen_file_us ? *chosen_file_us : options.file_time(result.schedule);
   result.time_us = best_time;
   result.unwind_degree = winner->degree;
   result.switch_native = winner->switch_native;

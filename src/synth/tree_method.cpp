@@ -97,15 +97,15 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     if ((gathers && !choice.gather) || (reduces && !choice.reduce)) continue;
     const std::uint32_t units = choice.units.per_member;
     std::uint32_t previous = 0;
-    std::size_t tried = 0;
+    std::size_t budgeted = 0;  // chunk counts of this packing within a budget so far
     std::vector<std::uint32_t> counts(std::begin(kChunkCounts), std::end(kChunkCounts));
     if (file_time) counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
     for (std::uint32_t chunks : counts) {
       const std::uint32_t pieces = std::max<std::uint32_t>(1, chunks / units);
       const double budget =
-          tried < kFewestPieceCounts ? std::max(max_transfers, kFewestPiecesTransfers) : max_transfers;
+          budgeted < kFewestPieceCounts ? std::max(max_transfers, kFewestPiecesTransfers) : max_transfers;
       if (pieces == previous || phases * units * pieces * members_count * (members_count - 1.0) > budget) continue;
-      ++tried;
+      ++budgeted;
       const double piece_bytes = static_cast<double>(size_bytes) / members_count / (units * pieces);
       const TreeStep step = tree_step(topology, choice.gather ? &*choice.gather : nullptr,
                                       choice.reduce ? &*choice.reduce : nullptr, piece_bytes);
