@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <mutex>
 
 #include "tenet/batch/batch.hpp"
@@ -87,14 +88,21 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   double best_time = 0.0;
   std::vector<NamedSchedule> kept;
   for (const std::string& name : options.baselines) {
-    Evaluation baseline = evaluate_baseline(name, degraded, collective, bound, "--baselines");
+    // A baseline that provably cannot beat the best one so far is not simulated when that would
+    // take long, unless its file may be written (files are ranked by their own times).
+    const double slower_than = options.keep_baseline_schedules || outcome.best_baseline.empty()
+                                   ? std::numeric_limits<double>::infinity()
+                                   : best_time;
+    Evaluation baseline = evaluate_baseline(name, degraded, collective, bound, "--baselines", slower_than);
     CollectiveResult& row = baseline.result;
+    const nlohmann::json not_simulated = row.extra.value("not_simulated", nlohmann::json());
     row.extra = nlohmann::json::object();
-    if (row.applicable && row.verified && (outcome.best_baseline.empty() || row.time_us < best_time)) {
+    if (!not_simulated.is_null()) row.extra["not_simulated"] = not_simulated;
+    if (row.timed() && row.verified && (outcome.best_baseline.empty() || row.time_us < best_time)) {
       outcome.best_baseline = name;
       best_time = row.time_us;
     }
-    if (options.keep_baseline_schedules && row.applicable && row.verified) {
+    if (options.keep_baseline_schedules && row.timed() && row.verified) {
       kept.push_back({name, std::move(baseline.schedule), row.time_us});
     }
     outcome.baselines.push_back(std::move(row));

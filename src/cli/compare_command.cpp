@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -68,11 +69,14 @@ struct Row {
   Schedule schedule;
 };
 
+/// `slower_than_us`: the fastest time so far (evaluate_baseline skips long simulations of
+/// baselines that provably take longer).
 Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective,
-            const LowerBound& bound, const SynthOptions& synth_options, bool heatmap, bool keep_schedule) {
-  Evaluation evaluation = algorithm == "synth"
-                              ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
-                              : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms");
+            const LowerBound& bound, const SynthOptions& synth_options, bool heatmap, bool keep_schedule,
+            double slower_than_us) {
+  Evaluation evaluation =
+      algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
+                           : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms", slower_than_us);
   Row row{std::move(evaluation.result), {}, {}};
   for (const LinkLoad& load : evaluation.link_loads) row.link_bytes.push_back(load.bytes);
   if (keep_schedule) row.schedule = std::move(evaluation.schedule);
@@ -126,7 +130,7 @@ BestWritten write_best_of(const CompareOptions& options, const std::vector<std::
   std::vector<BestCandidate> candidates;
   for (std::size_t a = 0; a < algorithms.size(); ++a) {
     const Row& row = rows[a];
-    if (row.result.applicable && row.result.verified)
+    if (row.result.timed() && row.result.verified)
       candidates.push_back({algorithms[a], &row.schedule, row.result.time_us});
   }
   return write_best(options.output, candidates, topology);
@@ -175,10 +179,15 @@ void run_compare(const CompareOptions& options) {
     Collective collective = loaded.collective;
     collective.size_bytes = sizes[s];
     bounds[s] = lower_bound(topology, collective, diameter, cut);
+    // With -o every algorithm's file is timed (the fastest file counts, not the fastest schedule),
+    // so nothing may be skipped.
+    double fastest = std::numeric_limits<double>::infinity();
     for (const std::string& algorithm : algorithms) {
       progress.show(algorithm, sizes.size() > 1 ? sizes[s] : 0);
-      table[s].push_back(
-          run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(), write));
+      table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(),
+                                 write, write ? std::numeric_limits<double>::infinity() : fastest));
+      const CollectiveResult& result = table[s].back().result;
+      if (result.timed() && result.verified) fastest = std::min(fastest, result.time_us);
     }
   }
   progress.clear();
@@ -190,7 +199,7 @@ void run_compare(const CompareOptions& options) {
     written = write_best_of(options, algorithms, table.front(), topology);
     for (std::size_t a = 0, c = 0; a < algorithms.size(); ++a) {
       CollectiveResult& result = table.front()[a].result;
-      if (!result.applicable || !result.verified) continue;
+      if (!result.timed() || !result.verified) continue;
       const BestFileTime& file = written->candidates[c++];
       if (!options.output.xml() && !options.output.plan()) continue;
       result.extra["schedule_time_us"] = result.time_us;
@@ -207,13 +216,16 @@ void run_compare(const CompareOptions& options) {
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     double best = INFINITY;
     for (const Row& row : table[s]) {
-      if (row.result.applicable && row.result.verified && !row.result.extra.contains("not_written")) {
+      if (row.result.timed() && row.result.verified && !row.result.extra.contains("not_written")) {
         best = std::min(best, row.result.time_us);
       }
     }
     for (const Row& row : table[s]) {
       nlohmann::json object = result_to_json(row.result);
-      if (row.result.applicable) {
+      if (row.result.time_at_least_us) {
+        object["slowdown_vs_best"] = nullptr;
+        object["winner"] = false;
+      } else if (row.result.applicable) {
         object["slowdown_vs_best"] = row.result.time_us / best;
         object["winner"] =
             row.result.verified && !row.result.extra.contains("not_written") && row.result.time_us == best;
@@ -228,7 +240,7 @@ void run_compare(const CompareOptions& options) {
       PlotSeries line{algorithms[a], {}};
       for (std::size_t s = 0; s < sizes.size(); ++s) {
         const CollectiveResult& result = table[s][a].result;
-        if (result.applicable && result.verified) line.points.emplace_back(sizes[s], result.algbw_GBps());
+        if (result.timed() && result.verified) line.points.emplace_back(sizes[s], result.algbw_GBps());
       }
       if (!line.points.empty()) series.push_back(line);
     }
@@ -266,11 +278,16 @@ void run_compare(const CompareOptions& options) {
                 << "," << r["size_bytes"] << "," << (applicable ? "true" : "false") << ",";
       if (applicable) {
         const nlohmann::json& terms = r["lower_bound_terms"];
-        std::cout << r["time_us"] << "," << r["algbw_GBps"] << "," << r["lower_bound_us"] << ","
+        // Not simulated: no time, no bandwidth, no ratios; the reason says why.
+        auto number = [](const nlohmann::json& value) { return value.is_null() ? std::string() : value.dump(); };
+        std::cout << number(r["time_us"]) << "," << number(r["algbw_GBps"]) << "," << r["lower_bound_us"] << ","
                   << r["lower_bound_term"].get<std::string>() << "," << terms["ingress_us"] << "," << terms["cut_us"]
                   << "," << terms["cut_bandwidth_us"] << "," << terms["groups_us"] << "," << terms["latency_us"] << ","
-                  << terms["cut_exact"] << "," << r["time_over_lower_bound"] << "," << r["slowdown_vs_best"] << ","
-                  << r["winner"] << "," << r["verified"] << ",";
+                  << terms["cut_exact"] << "," << number(r.value("time_over_lower_bound", nlohmann::json())) << ","
+                  << number(r["slowdown_vs_best"]) << "," << r["winner"] << "," << r["verified"] << ",";
+        if (r.contains("not_simulated"))
+          std::cout << "\"not simulated, at least " << r["time_at_least_us"]
+                    << " us: " << r["not_simulated"].get<std::string>() << "\"";
       } else {
         std::cout << ",,,,,,,,,,,,,false,\"" << r["reason"].get<std::string>() << "\"";
       }
@@ -293,11 +310,19 @@ void run_compare(const CompareOptions& options) {
               << bound.binding_name() << " binds; " << bound_terms_text(bound) << "\n";
     Table out({"algorithm", "time", "algbw GB/s", "time/bound", "vs best", "verified"});
     std::vector<std::string> reasons;
+    std::vector<std::string> skipped;
     for (std::size_t a = 0; a < algorithms.size(); ++a) {
       const nlohmann::json& r = results[s * algorithms.size() + a];
       if (!r["applicable"].get<bool>()) {
         out.add_row({"  " + algorithms[a], "n/a", "", "", "", ""});
         reasons.push_back(algorithms[a] + ": " + r["reason"].get<std::string>());
+        continue;
+      }
+      if (r.contains("time_at_least_us")) {
+        const double at_least = r["time_at_least_us"].get<double>();
+        out.add_row({"  " + algorithms[a], ">= " + format_time_us(at_least), "", "", "",
+                     r["verified"].get<bool>() ? "yes" : "NO"});
+        skipped.push_back(algorithms[a] + ": " + r["not_simulated"].get<std::string>());
         continue;
       }
       out.add_row({std::string(r["winner"].get<bool>() ? "* " : "  ") + algorithms[a],
@@ -307,6 +332,7 @@ void run_compare(const CompareOptions& options) {
     }
     std::cout << out.render();
     for (const std::string& reason : reasons) std::cout << "  n/a " << reason << "\n";
+    for (const std::string& reason : skipped) std::cout << "  >= " << reason << "\n";
   }
   if (written) {
     std::cout << "\nwrote " << options.output.path << ": " << written->algorithm << ", the fastest "

@@ -17,12 +17,20 @@ nlohmann::json result_to_json(const CollectiveResult& result) {
     return object;
   }
   object["applicable"] = true;
-  object["time_us"] = result.time_us;
-  object["algbw_GBps"] = result.algbw_GBps();
+  if (result.time_at_least_us) {
+    object["time_us"] = nullptr;
+    object["algbw_GBps"] = nullptr;
+    object["simulated"] = false;
+    object["time_at_least_us"] = *result.time_at_least_us;
+  } else {
+    object["time_us"] = result.time_us;
+    object["algbw_GBps"] = result.algbw_GBps();
+  }
   object["lower_bound_us"] = result.bound.total_us;
   object["lower_bound_term"] = result.bound.binding_name();
   object["lower_bound_terms"] = lower_bound_terms_json(result.bound);
-  if (result.bound.total_us > 0.0) object["time_over_lower_bound"] = result.time_us / result.bound.total_us;
+  if (result.bound.total_us > 0.0 && !result.time_at_least_us)
+    object["time_over_lower_bound"] = result.time_us / result.bound.total_us;
   object["verified"] = result.verified;
   if (result.synthesis_ms) object["synthesis_ms"] = *result.synthesis_ms;
   if (result.transfers) object["transfers"] = *result.transfers;

@@ -54,6 +54,11 @@
 // all-reduce instead of 2.1 million. The symmetry is checked, never assumed; without it the
 // simulation runs as described above.
 //
+// Skipping. A caller that only ranks schedules (SimOptions::skip_slower_than_us) gets no
+// simulation of one that would be long and provably ends after its limit: every link carries its
+// bytes at most at its bandwidth, and every transfer needs its route's alphas plus its bytes at
+// the route's slowest link, so the larger of those is a lower bound of any simulated time.
+//
 // Events. Two heaps, both ordered by (time, transfer id), which is a total order because a
 // transfer has at most one pending event: a plain one for "latency over" and "reduction over",
 // and an indexed one (inside FlowNetwork) for flow ends, whose times move when rates change. A
@@ -89,6 +94,7 @@
 #include "flow_network.hpp"
 #include "route_table.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
 #include "tolerances.hpp"
 #include "translation_symmetry.hpp"
 
@@ -485,6 +491,31 @@ SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, 
   return result;
 }
 
+/// What a schedule needs at least, without simulating it: every link carries its bytes at most at
+/// its bandwidth, and every transfer takes at least its route's alphas plus its bytes at the
+/// route's slowest link.
+struct ScheduleFloor {
+  double time_us = 0.0;
+  std::vector<LinkLoad> links;
+};
+
+ScheduleFloor schedule_floor(const Topology& topology, const Schedule& schedule, const RouteTable& routes) {
+  ScheduleFloor floor;
+  floor.links.assign(topology.link_count(), LinkLoad{});
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    const RouteId route = routes.route_of(transfer);
+    const double bytes = schedule.bytes_of(transfer);
+    const auto links = routes.links(route);
+    for (LinkId link : links) floor.links[link].bytes += bytes;
+    floor.time_us = std::max(floor.time_us, routes.alpha_us(route) + bytes / routes.bottleneck_bytes_per_us(route));
+  }
+  for (LinkId link = 0; link < topology.link_count(); ++link) {
+    floor.time_us = std::max(floor.time_us, floor.links[link].bytes / bytes_per_us(topology.link(link).bandwidth_GBps));
+  }
+  return floor;
+}
+
 }  // namespace
 
 SimResult simulate(const Topology& topology, const Schedule& schedule, const SimOptions& options) {
@@ -499,6 +530,23 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   if (options.use_symmetry) {
     if (const auto quotient = sim::find_translation_symmetry(topology, schedule, routes))
       return simulate_quotient(topology, schedule, *quotient, gamma, options.record_times);
+  }
+
+  // Route ids below link_count are the single links; the rest are the routes of distinct pairs
+  // (and planned routes through switches), whose flows share links.
+  const double route_hops = static_cast<double>(routes.paths().links.size() - topology.link_count());
+  if (options.skip_slower_than_us < std::numeric_limits<double>::infinity() &&
+      route_hops > options.long_from_route_hops) {
+    ScheduleFloor floor = schedule_floor(topology, schedule, routes);
+    if (floor.time_us > options.skip_slower_than_us) {
+      SimResult skipped;
+      skipped.simulated = false;
+      skipped.time_us = floor.time_us;
+      skipped.links = std::move(floor.links);
+      for (const LinkLoad& load : skipped.links) skipped.max_link_bytes = std::max(skipped.max_link_bytes, load.bytes);
+      skipped.transfers = schedule.size();
+      return skipped;
+    }
   }
 
   LinkQueues queues(schedule, topology.link_count());

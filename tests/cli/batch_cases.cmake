@@ -15,6 +15,12 @@ tenet_cli_test(batch_merge_missing EXIT 2 ARGS batch merge nowhere STDERR "nowhe
 tenet_cli_test(compare_torus EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --size 1MiB STDOUT "* swing")
 tenet_cli_test(compare_json EXIT 0 ARGS compare -t ${TOPOLOGIES}/mesh-3x3.json --sizes 1KiB:4KiB --algorithms synth,ring
   --json STDOUT "\"winner\": true")
+# A baseline whose simulation would be long and whose busiest link alone is slower than the ring
+# is listed with that floor, not simulated and not ranked.
+tenet_cli_test(compare_skips_long_simulation EXIT 0 ARGS compare -t ${CMAKE_CURRENT_SOURCE_DIR}/good/mesh-16x16.json
+  -c allgather --size 64MiB --algorithms ring,direct STDOUT "  direct   >= 5.369 ms")
+tenet_cli_test(compare_skipped_json EXIT 0 ARGS compare -t ${CMAKE_CURRENT_SOURCE_DIR}/good/mesh-16x16.json
+  -c allgather --size 64MiB --algorithms ring,direct --json STDOUT "\"simulated\": false")
 tenet_cli_test(compare_bad_algorithm EXIT 2 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --algorithms swign
   STDERR "unknown algorithm 'swign' (did you mean 'swing'?)")
 tenet_cli_test(compare_plot EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --sizes 1KiB:1MiB --plot plot.svg
