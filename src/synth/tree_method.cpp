@@ -45,6 +45,13 @@ constexpr double kPlannedPastFastest = 1.05;
 /// all-reduces only up to this many transfers. Their replays cost the most and pacing gains them
 /// little at that size: two-level-switch-8x4 all-reduce of 1 GiB (127,000 transfers) 8247.9 ->
 /// 8152.5 us for 0.7 -> 2.4 s of synthesis; mi250-2x16-ib 6749 -> 6660 us, 3.3 -> 4.0 s.
+/// The best of them is also paced by its mirrored replay (tree_schedule's MirrorTimes): that
+/// won mi250-2x16-ib reduce-scatter of 1 GiB (3397.0 -> 3343.9 us) and 256 MiB and a few
+/// all-reduces (two-level-switch-8x4 16 MiB 151.8 -> 149.1 us, dgx1-8 1 MiB 22.1 -> 21.1 us),
+/// and lost elsewhere (a100-4x8-ib reduce-scatter of 1 GiB:
+/// 4475 step-paced, 4721 mirrored). Its two replays cost 92.8 instead of 81.5 s of synthesis
+/// over the switched reduce-scatters and all-reduces of 16 MiB to 1 GiB; pacing only the best
+/// trial by steps to pay for it lost ring-fc-switch-2x4x2 all-reduce of 16 MiB 70.4 -> 73.5 us.
 constexpr std::size_t kPacedTrials = 2;
 constexpr std::size_t kPacedAllReduceTransfers = 1 << 16;
 
@@ -117,10 +124,16 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   if (trials.empty()) return std::nullopt;
   SimOptions replay_options;
   replay_options.record_times = true;
-  auto build_trial = [&](const Trial& trial, bool paced) {
+  auto build_trial = [&](const Trial& trial, bool paced, const MirrorTimes* mirror = nullptr) {
     const Packed& choice = *trial.packed;
     return tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,
-                         choice.reduce ? &*choice.reduce : nullptr, trial.pieces, paced);
+                         choice.reduce ? &*choice.reduce : nullptr, trial.pieces, paced, mirror);
+  };
+  auto mirror_of = [&](const Trial& trial) {
+    const Schedule forward = tree_schedule(transposed, CollectiveKind::kAllGather, size_bytes, members,
+                                           &*trial.packed->reduce, nullptr, trial.pieces);
+    SimResult replay = simulate(transposed, forward, replay_options);
+    return MirrorTimes{std::move(replay.start_us), std::move(replay.end_us), replay.time_us};
   };
   auto replay_trial = [&](const Trial& trial, Schedule schedule) {
     const Packed& choice = *trial.packed;
@@ -185,12 +198,20 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
       if (kind != CollectiveKind::kAllReduce || results[ranked[k]].schedule.size() <= kPacedAllReduceTransfers)
         chosen.push_back(ranked[k]);
     }
-    std::vector<TreeMethodResult> paced(chosen.size());
-    parallel_for(std::size_t{0}, chosen.size(), [&](std::size_t k) {
-      paced[k] = replay_trial(trials[chosen[k]], build_trial(trials[chosen[k]], true));
+    // One more pacing for the best of them: by the mirrored replay (tree_schedule's MirrorTimes).
+    const std::size_t variants = chosen.size() + (chosen.empty() ? 0 : 1);
+    std::vector<TreeMethodResult> paced(variants);
+    parallel_for(std::size_t{0}, variants, [&](std::size_t k) {
+      if (k < chosen.size()) {
+        paced[k] = replay_trial(trials[chosen[k]], build_trial(trials[chosen[k]], true));
+      } else {
+        const MirrorTimes mirror = mirror_of(trials[chosen.front()]);
+        paced[k] = replay_trial(trials[chosen.front()], build_trial(trials[chosen.front()], true, &mirror));
+      }
     });
-    for (std::size_t k = 0; k < chosen.size(); ++k) {
-      if (paced[k].score_us < results[chosen[k]].score_us) results[chosen[k]] = std::move(paced[k]);
+    for (std::size_t k = 0; k < variants; ++k) {
+      const std::size_t trial = k < chosen.size() ? chosen[k] : chosen.front();
+      if (paced[k].score_us < results[trial].score_us) results[trial] = std::move(paced[k]);
     }
   }
   std::size_t best = ranked.front();

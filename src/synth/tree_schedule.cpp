@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 namespace tenet::synth {
 namespace {
@@ -53,7 +54,7 @@ TreeStep tree_step(const Topology& topology, const TreePacking* gather, const Tr
 
 Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
-                       std::uint32_t pieces, bool senders_keep_pace) {
+                       std::uint32_t pieces, bool senders_keep_pace, const MirrorTimes* mirror) {
   const TreePacking& packing = gather != nullptr ? *gather : *reduce;
   const std::uint32_t chunks_per_member = packing.units.per_member * pieces;
   Schedule schedule(kind, size_bytes, members, chunks_per_member, "synth");
@@ -74,8 +75,13 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
     const std::vector<std::uint32_t> first = first_units(*reduce, members.size());
     const std::vector<std::size_t> chains = chain_offsets(*reduce);
     std::vector<TransferId> last(chains.back(), ~TransferId{0});
+    if (mirror != nullptr &&
+        (mirror->start_us.size() != pieces * chains.back() || mirror->end_us.size() != mirror->start_us.size())) {
+      throw std::logic_error("tree_schedule: the mirrored times are not those of this packing's all-gather");
+    }
     std::vector<std::vector<TransferId>> into(topology.node_count());
-    std::vector<std::map<std::uint32_t, TransferId>> sent_by(topology.node_count());
+    // Per sender, its reductions so far by their (planned or mirrored) end.
+    std::vector<std::map<double, TransferId>> sent_by(topology.node_count());
     if (gather != nullptr) owner_reductions.resize(static_cast<std::size_t>(members.size()) * chunks_per_member);
     std::uint32_t depth = 0;
     for (std::uint32_t piece = 0; piece < pieces; ++piece) {
@@ -92,10 +98,20 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
             deps = into[edge.child];
             if (chain != ~TransferId{0}) deps.push_back(chain);
             const std::uint32_t slot = piece + tree_depth - tree.depth[e];
+            double begins = slot;
+            double ends = slot + 1;
+            if (mirror != nullptr) {
+              // The all-gather listed piece, tree, unit, edge in order; reversed, its last piece
+              // is the first reduced.
+              const std::size_t image = static_cast<std::size_t>(pieces - 1 - piece) * chains.back() + chains[t] +
+                                        static_cast<std::size_t>(unit) * tree.edges.size() + e;
+              begins = mirror->time_us - mirror->end_us[image];
+              ends = mirror->time_us - mirror->start_us[image];
+            }
             // The sender's own transfer planned to end last by this one's start (in pipeline
-            // steps, exact), among those listed so far.
-            std::map<std::uint32_t, TransferId>& own = sent_by[edge.child];
-            if (auto before = own.upper_bound(slot); senders_keep_pace && before != own.begin()) {
+            // steps, exact, or mirrored times), among those listed so far.
+            std::map<double, TransferId>& own = sent_by[edge.child];
+            if (auto before = own.upper_bound(begins); senders_keep_pace && before != own.begin()) {
               --before;
               if (std::find(deps.begin(), deps.end(), before->second) == deps.end()) deps.push_back(before->second);
               std::sort(deps.begin(), deps.end());
@@ -103,7 +119,7 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
             const double start = slot * step;
             chain = schedule.add(edge.child, edge.parent, TransferKind::kReduce, {&chunk, 1}, deps, start, start + step,
                                  Schedule::on_route(routes[edge.route]));
-            if (senders_keep_pace) own[slot + 1] = chain;
+            if (senders_keep_pace) own[ends] = chain;
             into[edge.parent].push_back(chain);
             into[edge.child].clear();
           }

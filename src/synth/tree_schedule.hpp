@@ -30,9 +30,21 @@ namespace tenet::synth {
 /// shallow leaves far ahead of the pipeline, and takes bandwidth from the deep ones on the
 /// critical path (mi250-2x16-ib reduce-scatter of 1 GiB: 3629 us free, 3493 us paced). A
 /// runtime can hold to it: the wait is for the sender's own send.
+///
+/// `mirror` (with senders_keep_pace): the sender's transfers are ordered by the replay of the
+/// all-gather that runs the reduce packing's trees forward on the transposed network
+/// (tree_schedule of kAllGather there, same pieces), time-reversed, instead of by uniform
+/// pipeline steps: a reduction waits for its sender's transfer whose mirrored end comes last by
+/// its own mirrored start. That all-gather received a node's pieces in the order the network let
+/// them arrive; its reductions leave in the reverse of that order.
+struct MirrorTimes {
+  std::vector<double> start_us;  ///< per transfer of that all-gather, in its order
+  std::vector<double> end_us;
+  double time_us = 0.0;
+};
 Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
-                       std::uint32_t pieces, bool senders_keep_pace = false);
+                       std::uint32_t pieces, bool senders_keep_pace = false, const MirrorTimes* mirror = nullptr);
 
 /// The pipeline step of tree_schedule for pieces of `piece_bytes`: the slowest route's alpha plus
 /// the piece at a unit's bandwidth. `alpha_us` is that alpha.
