@@ -413,6 +413,21 @@ bool mixed_link_speeds(const Topology& topology) {
   return false;
 }
 
+/// Members that take in different bandwidths (a mesh's corners two links, its inner NPUs four):
+/// there an all-reduce's reductions and broadcasts can share the inner links, and the reduction
+/// trees packed beside the broadcast trees (tree_method.cpp) beat reduce-scatter then all-gather.
+bool uneven_member_ingress(const Topology& topology, const std::vector<NodeId>& members) {
+  double lowest = std::numeric_limits<double>::infinity();
+  double highest = 0.0;
+  for (NodeId member : members) {
+    double ingress = 0.0;
+    for (LinkId id : topology.in_links(member)) ingress += topology.link(id).bandwidth_GBps;
+    lowest = std::min(lowest, ingress);
+    highest = std::max(highest, ingress);
+  }
+  return highest > lowest;
+}
+
 }  // namespace
 
 SynthPolicy parse_synth_policy(const std::string& text, const std::string& option) {
@@ -814,16 +829,18 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // with a file to write, by that file's time, on point-to-point networks too (the fastest tree
   // schedule of dgx1-8's all-reduce of 64 MiB, 256 chunks per NPU, has no MSCCL XML).
   std::optional<synth::TreeMethodResult> trees;
+  const bool all_reduce = collective.kind == CollectiveKind::kAllReduce;
+  const bool uneven_ingress = all_reduce && uneven_member_ingress(topology, members);
   // It chooses its own chunk count and its own routes through switches, so only when the user
   // left both to tenet.
   if (options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto && options.auto_chunks &&
       options.switches == SwitchPlanning::kAuto && members.size() <= kTreeMembers &&
-      (switched || mixed_link_speeds(topology)) &&
+      (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress)) &&
       !alpha_matters(topology, static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()),
                      kTreeAlphaShare) &&
       best_time > kTreeGap * lower_bound(topology, collective, compute_diameter(topology, members)).total_us) {
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
-                                         options.file_time);
+                                         options.file_time, all_reduce && uneven_ingress);
   }
   // What the trees must beat: on switched networks the candidates were scored by their file
   // already; on point-to-point ones the chosen finalist's file.

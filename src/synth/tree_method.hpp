@@ -29,10 +29,12 @@ struct TreeMethodResult {
 /// The fastest tree schedule of `kind` (by `file_time` of the retimed schedule when set, else by
 /// its replay), or std::nullopt where trees cannot be packed (see pack_trees), would need too
 /// many transfers at the fewest pieces (`max_transfers`, raised for the two fewest counts: see
-/// tree_method.cpp), or no schedule has a finite file time.
+/// tree_method.cpp), or no schedule has a finite file time. `reductions_alongside` (all-reduce):
+/// also try reduction trees packed on what the broadcast trees leave (tree_method.cpp).
 std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
                                                       std::uint64_t size_bytes, const std::vector<NodeId>& members,
                                                       double max_transfers,
-                                                      const std::function<double(const Schedule&)>& file_time = {});
+                                                      const std::function<double(const Schedule&)>& file_time = {},
+                                                      bool reductions_alongside = false);
 
 }  // namespace tenet::synth

@@ -60,6 +60,11 @@ struct TreeUnits {
 std::vector<TreeUnits> choose_tree_units(const Topology& topology, const Topology* transposed,
                                          const std::vector<NodeId>& members, double optimal_GBps);
 
+/// The largest unit bandwidth at which exactly `per_member` units per member fit on `topology`,
+/// down to an eighth of optimal_GBps / per_member; std::nullopt below that.
+std::optional<TreeUnits> units_of_count(const Topology& topology, const std::vector<NodeId>& members,
+                                        std::uint32_t per_member, double optimal_GBps);
+
 struct TreeEdge {
   NodeId parent = kNoNode;
   NodeId child = kNoNode;

@@ -66,6 +66,21 @@ bool every_member_reached(TreeFlowGraph& graph) {
   return true;
 }
 
+std::optional<TreeUnits> units_of_count(const Topology& topology, const std::vector<NodeId>& members,
+                                        std::uint32_t per_member, double optimal_GBps) {
+  double high = optimal_GBps / per_member;
+  double low = high / 8.0;
+  if (!(optimal_GBps > 0.0) || !fits(topology, nullptr, members, per_member, low)) return std::nullopt;
+  if (!fits(topology, nullptr, members, per_member, high)) {
+    for (int step = 0; step < kBisections; ++step) {
+      const double middle = 0.5 * (low + high);
+      (fits(topology, nullptr, members, per_member, middle) ? low : high) = middle;
+    }
+    high = low;
+  }
+  return TreeUnits{per_member, high, per_member * high / optimal_GBps};
+}
+
 std::vector<TreeUnits> choose_tree_units(const Topology& topology, const Topology* transposed,
                                          const std::vector<NodeId>& members, double optimal_GBps) {
   if (!(optimal_GBps > 0.0) || members.size() < 2) return {};

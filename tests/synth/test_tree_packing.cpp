@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "../../src/synth/int_max_flow.hpp"
 #include "../../src/synth/schedule_assembly.hpp"
 #include "../../src/synth/tree_flow.hpp"
@@ -19,6 +21,7 @@
 #include "../support/collectives.hpp"
 #include "../support/random_networks.hpp"
 #include "../support/sanitizers.hpp"
+#include "tenet/baselines/baseline.hpp"
 #include "tenet/common/parallel.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/bounds.hpp"
@@ -292,6 +295,46 @@ TEST_CASE("reductions paced by their mirrored all-gather verify, and beat step p
   const double stepped_us = simulate(topology, stepped).time_us;
   INFO("mirrored " << mirrored_us << " us, stepped " << stepped_us << " us, all-gather " << mirror.time_us << " us");
   CHECK(mirrored_us < stepped_us);
+}
+
+TEST_CASE("units_of_count: the largest unit bandwidth at which that many units fit", "[synth][trees]") {
+  const Topology topology = generated({{"kind", "mesh"}, {"dims", {4, 4}}});
+  const std::vector<NodeId> members = all_npus(topology);
+  const double optimal = optimal_rate(topology, members);
+  for (std::uint32_t k : {1u, 2u, 3u}) {
+    const std::optional<synth::TreeUnits> units = synth::units_of_count(topology, members, k, optimal);
+    REQUIRE(units);
+    CHECK(units->per_member == k);
+    CHECK(units->unit_GBps <= optimal / k * (1.0 + 1e-12));
+    // Packs at that bandwidth, and a little more does not fit (unless it is already r* / k).
+    CHECK(synth::pack_trees(topology, members, *units));
+    if (units->unit_GBps < optimal / k * (1.0 - 1e-6)) {
+      synth::TreeFlowGraph more = synth::tree_flow_graph(topology, members, k, units->unit_GBps * (1.0 + 1e-5));
+      CHECK_FALSE(synth::every_member_reached(more));
+    }
+  }
+}
+
+TEST_CASE("all-reduce trees with the reductions beside the broadcasts beat reduce-scatter then all-gather on a mesh",
+          "[synth][trees]") {
+  // A mesh's corners take in and send out over two links, its inner NPUs over four: the
+  // broadcasts fill the corners' links in and the reductions their links out, and the inner
+  // links carry both. 64 MiB on mesh-4x4: 1.264 ms as reduce-scatter then all-gather (the ring's
+  // 1.273), 1.016 ms with the reductions packed on what the broadcasts leave.
+  const Topology topology = generated({{"kind", "mesh"}, {"dims", {4, 4}}});
+  const Collective collective = make_collective(CollectiveKind::kAllReduce, 64 << 20);
+  SynthOptions options;
+  options.auto_chunks = true;
+  const SynthResult result = synthesize(topology, collective, options);
+  REQUIRE(result.trees);
+  const VerifyResult verdict = verify_schedule(topology, result.schedule);
+  INFO(verdict.error);
+  REQUIRE(verdict.ok);
+  CHECK(simulate(topology, result.schedule).time_us == exactly(result.time_us));
+  const BaselineResult ring = generate_baseline("ring", topology, collective);
+  const double ring_us = simulate(topology, ring.schedule).time_us;
+  INFO("synth " << result.time_us << " us, ring " << ring_us << " us");
+  CHECK(result.time_us < 0.85 * ring_us);
 }
 
 TEST_CASE("two A100 boxes at 1 GiB: spanning trees reach 90% of the cut bound (all-reduce 85%)", "[synth][trees]") {
