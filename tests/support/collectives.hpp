@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tenet/collective.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -29,6 +31,13 @@ inline Topology shipped(const std::string& name) {
 /// The topology generators' link defaults: latency in us, bandwidth in bytes per us (50 GB/s).
 constexpr double kAlpha = 0.5;
 constexpr double kBandwidth = 50e3;
+
+/// Every NPU of the topology, in id order: the members of a collective on all of them.
+inline std::vector<NodeId> all_npus(const Topology& topology) {
+  std::vector<NodeId> members(topology.npu_count());
+  for (NodeId i = 0; i < members.size(); ++i) members[i] = i;
+  return members;
+}
 
 inline Topology generated(const nlohmann::json& generator) {
   return generate_topology(generator, LinkDefaults{}, "t", "");

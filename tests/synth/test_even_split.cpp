@@ -28,12 +28,6 @@ Topology hetero_7x10() {
 }
 constexpr std::uint64_t kHetero7x10Bytes = 4294967250;
 
-std::vector<NodeId> all_npus(const Topology& topology) {
-  std::vector<NodeId> members(topology.npu_count());
-  for (NodeId i = 0; i < members.size(); ++i) members[i] = i;
-  return members;
-}
-
 }  // namespace
 
 TEST_CASE("the whole-chunk ingress time is the best split of a member's chunks over its in-links", "[synth]") {

@@ -11,8 +11,6 @@
 #include <string>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "../../src/synth/int_max_flow.hpp"
 #include "../../src/synth/schedule_assembly.hpp"
 #include "../../src/synth/tree_flow.hpp"
@@ -65,12 +63,6 @@ void check_packing(const Topology& topology, const std::vector<NodeId>& members,
     INFO("link " << link);
     CHECK(units * packing.units.unit_GBps <= topology.link(link).bandwidth_GBps * (1 + 1e-9));
   }
-}
-
-std::vector<NodeId> all_npus(const Topology& topology) {
-  std::vector<NodeId> members(topology.npu_count());
-  for (NodeId i = 0; i < topology.npu_count(); ++i) members[i] = i;
-  return members;
 }
 
 double optimal_rate(const Topology& topology, const std::vector<NodeId>& members) {
