@@ -110,24 +110,29 @@ std::vector<Packed> reductions_beside(const Topology& topology, const std::vecto
                                       const Packed& packed, double optimal) {
   const TreePacking& gather = *packed.gather;
   const std::uint32_t k = gather.units.per_member;
-  auto keeps_pace = [&](double fraction) {
-    const std::optional<TreeUnits> units =
-        units_of_count(transpose(left_by(topology, gather, fraction)), members, k, optimal);
-    return units && units->unit_GBps >= fraction * gather.units.unit_GBps;
+  auto reductions_at = [&](double fraction) {
+    return units_of_count(transpose(left_by(topology, gather, fraction)), members, k, optimal);
   };
+  // The reductions' units at the lowest share that keeps pace so far.
   double low = kLowestBroadcastShare;
   double high = 1.0;
-  if (!keeps_pace(low)) return {};
+  std::optional<TreeUnits> at_low = reductions_at(low);
+  if (!at_low || at_low->unit_GBps < low * gather.units.unit_GBps) return {};
   for (int step = 0; step < kBalanceBisections; ++step) {
     const double middle = 0.5 * (low + high);
-    (keeps_pace(middle) ? low : high) = middle;
+    std::optional<TreeUnits> units = reductions_at(middle);
+    if (units && units->unit_GBps >= middle * gather.units.unit_GBps) {
+      low = middle;
+      at_low = units;
+    } else {
+      high = middle;
+    }
   }
   std::vector<Packed> found;
   for (double fraction : {low, kBelowBalance * low}) {
-    const Topology transposed = transpose(left_by(topology, gather, fraction));
-    const std::optional<TreeUnits> units = units_of_count(transposed, members, k, optimal);
+    const std::optional<TreeUnits> units = fraction == low ? at_low : reductions_at(fraction);
     if (!units) continue;
-    std::optional<TreePacking> reduce = pack_trees(transposed, members, *units);
+    std::optional<TreePacking> reduce = pack_trees(transpose(left_by(topology, gather, fraction)), members, *units);
     if (reduce) found.push_back({packed.units, gather, std::move(reduce), true});
   }
   return found;

@@ -70,6 +70,24 @@ double optimal_rate(const Topology& topology, const std::vector<NodeId>& members
   return cut.cut_bandwidth_GBps / cut.members_outside;
 }
 
+/// The units reduce-scatter trees are offered on `transposed` (the transpose of `topology`).
+std::vector<synth::TreeUnits> reduce_units(const Topology& topology, const Topology& transposed,
+                                           const std::vector<NodeId>& members) {
+  std::vector<synth::TreeUnits> offered =
+      synth::choose_tree_units(transposed, nullptr, members, optimal_rate(topology, members));
+  REQUIRE_FALSE(offered.empty());
+  return offered;
+}
+
+/// A reduction schedule's added waits are ones a runtime can hold to, and, timed by its replay,
+/// it verifies.
+void check_runs_as_planned(const Topology& topology, const Schedule& schedule) {
+  CHECK(unenforceable_dependency(schedule).empty());
+  const VerifyResult verdict = verify_schedule(topology, timed_by_simulation(topology, schedule));
+  INFO(verdict.error);
+  REQUIRE(verdict.ok);
+}
+
 }  // namespace
 
 TEST_CASE("integer max-flow: exact, stops at enough, leaves capacities as they were", "[synth][trees]") {
@@ -227,9 +245,7 @@ TEST_CASE("reductions paced by their senders keep a tree pipeline's order and ru
   const Topology topology = shipped("a100-2x8-ib");
   const Topology transposed = synth::transpose(topology);
   const std::vector<NodeId> members = all_npus(topology);
-  const std::vector<synth::TreeUnits> offered =
-      synth::choose_tree_units(transposed, nullptr, members, optimal_rate(topology, members));
-  REQUIRE_FALSE(offered.empty());
+  const std::vector<synth::TreeUnits> offered = reduce_units(topology, transposed, members);
   const std::optional<synth::TreePacking> reduce = synth::pack_trees(transposed, members, offered.front());
   REQUIRE(reduce);
   const std::uint64_t size = 256 << 20;
@@ -238,12 +254,8 @@ TEST_CASE("reductions paced by their senders keep a tree pipeline's order and ru
   const Schedule paced =
       synth::tree_schedule(topology, CollectiveKind::kReduceScatter, size, members, nullptr, &*reduce, 8, true);
   REQUIRE(paced.size() == free.size());
-  // Every added wait is for the sender's own earlier transfer, which a runtime can hold to.
-  CHECK(unenforceable_dependency(paced).empty());
-  const Schedule timed = timed_by_simulation(topology, paced);
-  const VerifyResult verdict = verify_schedule(topology, timed);
-  INFO(verdict.error);
-  REQUIRE(verdict.ok);
+  // Every added wait is for the sender's own earlier transfer.
+  check_runs_as_planned(topology, paced);
   const double paced_us = simulate(topology, paced).time_us;
   const double free_us = simulate(topology, free).time_us;
   INFO("paced " << paced_us << " us, free " << free_us << " us");
@@ -257,9 +269,7 @@ TEST_CASE("reductions paced by their mirrored all-gather verify, and beat step p
   const Topology topology = shipped("mi250-2x16-ib");
   const Topology transposed = synth::transpose(topology);
   const std::vector<NodeId> members = all_npus(topology);
-  const std::vector<synth::TreeUnits> offered =
-      synth::choose_tree_units(transposed, nullptr, members, optimal_rate(topology, members));
-  REQUIRE_FALSE(offered.empty());
+  const std::vector<synth::TreeUnits> offered = reduce_units(topology, transposed, members);
   // The finest units offered (5 per GCD), reduce-scatter of 256 MiB at 8 pieces a unit: stepped
   // 1075 us, mirrored 991 us (the all-gather itself 886 us).
   const auto finest = std::max_element(offered.begin(), offered.end(),
@@ -279,10 +289,7 @@ TEST_CASE("reductions paced by their mirrored all-gather verify, and beat step p
   const Schedule mirrored = synth::tree_schedule(topology, CollectiveKind::kReduceScatter, size, members, nullptr,
                                                  &*reduce, pieces, true, &mirror);
   REQUIRE(mirrored.size() == stepped.size());
-  CHECK(unenforceable_dependency(mirrored).empty());
-  const VerifyResult verdict = verify_schedule(topology, timed_by_simulation(topology, mirrored));
-  INFO(verdict.error);
-  REQUIRE(verdict.ok);
+  check_runs_as_planned(topology, mirrored);
   const double mirrored_us = simulate(topology, mirrored).time_us;
   const double stepped_us = simulate(topology, stepped).time_us;
   INFO("mirrored " << mirrored_us << " us, stepped " << stepped_us << " us, all-gather " << mirror.time_us << " us");
