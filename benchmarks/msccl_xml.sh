@@ -18,7 +18,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 topologies=(torus-8x8 mesh-8x8 hypercube-6 torus-4x4x4 dgx1-8 switch-8 two-level-switch-8x4 ring-fc-switch-2x4x8
-            tree-4x8 fat-tree-8x4 a100-2x8-ib a100-4x8-ib mi250-2x16-ib)
+            tree-4x8 fat-tree-8x4 a100-2x8-ib a100-4x8-ib mi250-2x16-ib h100-4x8-rail)
 [ -n "${EXTRA_TOPOLOGIES:-}" ] && topologies+=($EXTRA_TOPOLOGIES)
 
 printf '%-22s %-13s %6s %10s %12s %8s %10s %12s %-6s %-10s\n' \

@@ -201,10 +201,10 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   if (trials.empty()) return std::nullopt;
   SimOptions replay_options;
   replay_options.record_times = true;
-  auto build_trial = [&](const Trial& trial, bool paced, const MirrorTimes* mirror = nullptr) {
+  auto build_trial = [&](const Trial& trial, const TreePacing& pacing) {
     const Packed& choice = *trial.packed;
     return tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,
-                         choice.reduce ? &*choice.reduce : nullptr, trial.pieces, paced, mirror);
+                         choice.reduce ? &*choice.reduce : nullptr, trial.pieces, pacing);
   };
   auto mirror_of = [&](const Trial& trial) {
     const Schedule forward = tree_schedule(transposed, CollectiveKind::kAllGather, size_bytes, members,
@@ -230,7 +230,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     return result;
   };
   std::vector<Schedule> built(trials.size());
-  parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) { built[i] = build_trial(trials[i], false); });
+  parallel_for(std::size_t{0}, trials.size(), [&](std::size_t i) { built[i] = build_trial(trials[i], {}); });
   // A packing's trials come in increasing pieces. On switches, where a replay shares every port
   // and costs seconds, those planned well past the fastest plan of fewer pieces replayed slower
   // too on every network measured, so they are not replayed (tree-4x8 all-reduce of 16 MiB:
@@ -266,30 +266,45 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   if (ranked.empty()) return std::nullopt;
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](std::size_t a, std::size_t b) { return results[a].score_us < results[b].score_us; });
-  // Reductions paced by their senders (tree_schedule) win some networks and lose others by a
-  // few percent (hammingmesh-hx2-4x4 reduce-scatter of 1 GiB: 5650 us free, 5724 paced), so
-  // the best few free trials are replayed paced too, and the faster of each pair kept.
-  if (reduces) {
-    std::vector<std::size_t> chosen;
-    for (std::size_t k = 0; k < std::min(ranked.size(), kPacedTrials); ++k) {
-      if (kind != CollectiveKind::kAllReduce || results[ranked[k]].schedule.size() <= kPacedAllReduceTransfers)
-        chosen.push_back(ranked[k]);
+  // Variants of the best trials, each replayed and kept where faster. Reductions paced by their
+  // senders (tree_schedule) win some networks and lose others by a few percent
+  // (hammingmesh-hx2-4x4 reduce-scatter of 1 GiB: 5650 us free, 5724 paced), so the best few
+  // free trials are replayed paced too; the best of them also paced by its mirrored replay
+  // (tree_schedule's MirrorTimes), and with two pieces in flight on each edge, free and paced.
+  struct Variant {
+    std::size_t trial;
+    TreePacing pacing;
+    bool mirrored = false;
+  };
+  std::vector<Variant> variants;
+  std::vector<std::size_t> chosen;
+  for (std::size_t k = 0; k < std::min(ranked.size(), kPacedTrials); ++k) {
+    if (kind != CollectiveKind::kAllReduce || results[ranked[k]].schedule.size() <= kPacedAllReduceTransfers)
+      chosen.push_back(ranked[k]);
+  }
+  for (std::size_t i : chosen) {
+    if (reduces) variants.push_back({i, {.senders_keep_pace = true}});
+  }
+  if (!chosen.empty() && reduces) variants.push_back({chosen.front(), {.senders_keep_pace = true}, true});
+  if (!chosen.empty() && chosen.front() == ranked.front()) {
+    variants.push_back({chosen.front(), {.in_flight = 2}});
+    if (reduces) variants.push_back({chosen.front(), {.senders_keep_pace = true, .in_flight = 2}});
+  }
+  std::vector<TreeMethodResult> varied(variants.size());
+  parallel_for(std::size_t{0}, variants.size(), [&](std::size_t k) {
+    const Trial& trial = trials[variants[k].trial];
+    if (!variants[k].mirrored) {
+      varied[k] = replay_trial(trial, build_trial(trial, variants[k].pacing));
+      return;
     }
-    // One more pacing for the best of them: by the mirrored replay (tree_schedule's MirrorTimes).
-    const std::size_t variants = chosen.size() + (chosen.empty() ? 0 : 1);
-    std::vector<TreeMethodResult> paced(variants);
-    parallel_for(std::size_t{0}, variants, [&](std::size_t k) {
-      if (k < chosen.size()) {
-        paced[k] = replay_trial(trials[chosen[k]], build_trial(trials[chosen[k]], true));
-      } else {
-        const MirrorTimes mirror = mirror_of(trials[chosen.front()]);
-        paced[k] = replay_trial(trials[chosen.front()], build_trial(trials[chosen.front()], true, &mirror));
-      }
-    });
-    for (std::size_t k = 0; k < variants; ++k) {
-      const std::size_t trial = k < chosen.size() ? chosen[k] : chosen.front();
-      if (paced[k].score_us < results[trial].score_us) results[trial] = std::move(paced[k]);
-    }
+    const MirrorTimes mirror = mirror_of(trial);
+    TreePacing pacing = variants[k].pacing;
+    pacing.mirror = &mirror;
+    varied[k] = replay_trial(trial, build_trial(trial, pacing));
+  });
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    const std::size_t trial = variants[k].trial;
+    if (varied[k].score_us < results[trial].score_us) results[trial] = std::move(varied[k]);
   }
   std::size_t best = ranked.front();
   for (std::size_t i : ranked) {

@@ -54,7 +54,11 @@ TreeStep tree_step(const Topology& topology, const TreePacking* gather, const Tr
 
 Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
-                       std::uint32_t pieces, bool senders_keep_pace, const MirrorTimes* mirror) {
+                       std::uint32_t pieces, const TreePacing& pacing) {
+  if (pacing.in_flight == 0) throw std::logic_error("tree_schedule: no piece may be in flight");
+  const std::uint32_t in_flight = pacing.in_flight;
+  const bool senders_keep_pace = pacing.senders_keep_pace;
+  const MirrorTimes* mirror = pacing.mirror;
   const TreePacking& packing = gather != nullptr ? *gather : *reduce;
   const std::uint32_t chunks_per_member = packing.units.per_member * pieces;
   Schedule schedule(kind, size_bytes, members, chunks_per_member, "synth");
@@ -74,7 +78,8 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
     }
     const std::vector<std::uint32_t> first = first_units(*reduce, members.size());
     const std::vector<std::size_t> chains = chain_offsets(*reduce);
-    std::vector<TransferId> last(chains.back(), ~TransferId{0});
+    // Per chain, its last `in_flight` transfers, by piece modulo in_flight.
+    std::vector<TransferId> last(chains.back() * in_flight, ~TransferId{0});
     if (mirror != nullptr &&
         (mirror->start_us.size() != pieces * chains.back() || mirror->end_us.size() != mirror->start_us.size())) {
       throw std::logic_error("tree_schedule: the mirrored times are not those of this packing's all-gather");
@@ -94,7 +99,8 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
           // Leaves first: an edge's child collects its own children's reductions before it sends.
           for (std::size_t e = tree.edges.size(); e-- > 0;) {
             const TreeEdge& edge = tree.edges[e];
-            TransferId& chain = last[chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e];
+            TransferId& chain = last[(chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e) * in_flight +
+                                     piece % in_flight];
             deps = into[edge.child];
             if (chain != ~TransferId{0}) deps.push_back(chain);
             const std::uint32_t slot = piece + tree_depth - tree.depth[e];
@@ -137,7 +143,7 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
     for (const std::vector<LinkId>& route : gather->routes) routes.push_back(schedule.add_route(route));
     const std::vector<std::uint32_t> first = first_units(*gather, members.size());
     const std::vector<std::size_t> chains = chain_offsets(*gather);
-    std::vector<TransferId> last(chains.back(), ~TransferId{0});
+    std::vector<TransferId> last(chains.back() * in_flight, ~TransferId{0});
     std::vector<TransferId> delivered(topology.node_count(), ~TransferId{0});
     for (std::uint32_t piece = 0; piece < pieces; ++piece) {
       for (std::size_t t = 0; t < gather->trees.size(); ++t) {
@@ -147,7 +153,8 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
           const NodeId owner = members[tree.root];
           for (std::size_t e = 0; e < tree.edges.size(); ++e) {
             const TreeEdge& edge = tree.edges[e];
-            TransferId& chain = last[chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e];
+            TransferId& chain = last[(chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e) * in_flight +
+                                     piece % in_flight];
             deps.clear();
             if (edge.parent != owner) {
               deps.push_back(delivered[edge.parent]);

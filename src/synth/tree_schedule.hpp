@@ -22,29 +22,41 @@
 
 namespace tenet::synth {
 
-/// `gather` is required for all-gather and all-reduce, `reduce` (packed on the transpose) for
-/// reduce-scatter and all-reduce; both with the same units.
-///
-/// `senders_keep_pace`: each reduction also waits for its sender's own transfer planned to end
-/// by the time it is planned to start. Left free, every leaf's chain starts at once, those of
-/// shallow leaves far ahead of the pipeline, and takes bandwidth from the deep ones on the
-/// critical path (mi250-2x16-ib reduce-scatter of 1 GiB: 3629 us free, 3493 us paced). A
-/// runtime can hold to it: the wait is for the sender's own send.
-///
-/// `mirror` (with senders_keep_pace): the sender's transfers are ordered by the replay of the
-/// all-gather that runs the reduce packing's trees forward on the transposed network
-/// (tree_schedule of kAllGather there, same pieces), time-reversed, instead of by uniform
-/// pipeline steps: a reduction waits for its sender's transfer whose mirrored end comes last by
-/// its own mirrored start. That all-gather received a node's pieces in the order the network let
-/// them arrive; its reductions leave in the reverse of that order.
+/// The replay of an all-gather that TreePacing::mirror orders reductions by.
 struct MirrorTimes {
   std::vector<double> start_us;  ///< per transfer of that all-gather, in its order
   std::vector<double> end_us;
   double time_us = 0.0;
 };
+
+/// How a tree schedule's transfers wait for one another beyond the data they need.
+struct TreePacing {
+  /// Each reduction also waits for its sender's own transfer planned to end by the time it is
+  /// planned to start. Left free, every leaf's chain starts at once, those of shallow leaves far
+  /// ahead of the pipeline, and takes bandwidth from the deep ones on the critical path
+  /// (mi250-2x16-ib reduce-scatter of 1 GiB: 3629 us free, 3493 us paced). A runtime can hold to
+  /// it: the wait is for the sender's own send.
+  bool senders_keep_pace = false;
+  /// With senders_keep_pace: the sender's transfers are ordered by the replay of the all-gather
+  /// that runs the reduce packing's trees forward on the transposed network (tree_schedule of
+  /// kAllGather there, same pieces), time-reversed, instead of by uniform pipeline steps: a
+  /// reduction waits for its sender's transfer whose mirrored end comes last by its own mirrored
+  /// start. That all-gather received a node's pieces in the order the network let them arrive;
+  /// its reductions leave in the reverse of that order.
+  const MirrorTimes* mirror = nullptr;
+  /// Pieces of one unit in flight on an edge at once: piece k waits for piece k - in_flight
+  /// there. With 1 every piece pays its route's alpha after the one before it has arrived; with
+  /// 2 the next piece's alpha runs while the last one's bytes move, as a runtime's FIFO slots let
+  /// a sender run ahead (h100-4x8-rail reduce-scatter of 1 GiB, 16 MiB to 32 pieces of a GPU's
+  /// data: 2.421 -> 2.271 ms), but the two share the edge, so each piece takes twice as long to
+  /// get through and the pipeline fills more slowly (there at 16 pieces: 2.308 -> 2.480 ms).
+  std::uint32_t in_flight = 1;
+};
+/// `gather` is required for all-gather and all-reduce, `reduce` (packed on the transpose) for
+/// reduce-scatter and all-reduce; both with the same units.
 Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes,
                        const std::vector<NodeId>& members, const TreePacking* gather, const TreePacking* reduce,
-                       std::uint32_t pieces, bool senders_keep_pace = false, const MirrorTimes* mirror = nullptr);
+                       std::uint32_t pieces, const TreePacing& pacing = {});
 
 /// The pipeline step of tree_schedule for pieces of `piece_bytes`: the slowest route's alpha plus
 /// the piece at a unit's bandwidth. `alpha_us` is that alpha.

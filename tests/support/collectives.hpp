@@ -106,6 +106,7 @@ inline std::vector<std::string> switched_topologies() {
           "hammingmesh-hx2-4x4",
           "a100-2x8-ib",
           "a100-4x8-ib",
+          "h100-4x8-rail",
           "mi250-2x16-ib"};
 }
 
