@@ -335,9 +335,17 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
   }
 }
 
-void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members) {
+void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members,
+                                const MscclWriteOptions& write_options) {
   if (topology != nullptr) {
     options.file_time = [topology](const Schedule& schedule) { return msccl_expected_time_us(schedule, *topology); };
+    options.written_file_time = [topology, write_options](const Schedule& schedule) {
+      try {
+        return write_msccl_xml(schedule, *topology, write_options).time_us;
+      } catch (const InputError&) {
+        return std::numeric_limits<double>::infinity();
+      }
+    };
   }
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
 }
@@ -349,6 +357,12 @@ std::string written_layout(const MscclWritten& written, double schedule_time_us)
   text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
   if (written.schedule_order) text += ", sends in the planned port order";
   text += "; " + fixed(written.time_us / schedule_time_us, 3) + "x the schedule";
+  if (written.off_route_transfers > 0) {
+    text += "; " + std::to_string(written.off_route_transfers) +
+            " transfer(s) were planned on routes other than the runtime's, and a file names none (on the "
+            "runtime's routes the schedule takes " +
+            format_time_us(written.runtime_routes_us) + ")";
+  }
   if (written.serialized_lanes > 0) {
     text += "; the runtime's channels and threadblocks hold " + std::to_string(written.serialized_lanes) +
             " transfer(s) at a time between a pair of ranks, fewer than the schedule has in flight (serialized: " +
@@ -397,6 +411,10 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
   file.facts = {{"msccl_channels", written.channels},
                 {"msccl_fused_forwards", written.fused},
                 {"msccl_port_order", written.schedule_order}};
+  if (written.off_route_transfers > 0) {
+    file.facts["msccl_off_route_transfers"] = written.off_route_transfers;
+    file.facts["msccl_runtime_routes_schedule_us"] = written.runtime_routes_us;
+  }
   if (written.serialized_lanes > 0) {
     file.facts["msccl_serialized_lanes"] = written.serialized_lanes;
     file.facts["msccl_serialized_schedule_us"] = written.serialized_schedule_us;

@@ -12,6 +12,7 @@
 #include "tenet/evaluate/evaluate.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/sim/bounds.hpp"
+#include "tenet/sim/runtime_routes.hpp"
 #include "tenet/topology/analysis.hpp"
 
 namespace tenet::cli {
@@ -39,7 +40,8 @@ void run_synth(const SynthCommandOptions& options) {
   synth_options.seed = options.seed;
   synth_options.restarts = options.restarts;
   if (options.output.xml())
-    fit_synthesis_to_msccl_xml(synth_options, &topology, collective.participants(topology).size());
+    fit_synthesis_to_msccl_xml(synth_options, &topology, collective.participants(topology).size(),
+                               msccl_write_options(options.output.msccl));
 
   const bool show_progress = stderr_is_terminal() && !options.json;
   const std::string what =
@@ -60,6 +62,9 @@ void run_synth(const SynthCommandOptions& options) {
   report.extra["topology"] = topology.name;
   report.extra["peak_memory_MiB"] = peak_memory_MiB();
 
+  // Files name no routes: what a schedule planned on routes of its own becomes in one.
+  if (evaluation.schedule.route_count() > 0)
+    report.extra["transfers_off_runtime_routes"] = transfers_off_runtime_routes(evaluation.schedule, topology);
   const nlohmann::json& extra = report.extra;
   const double schedule_time_us = report.time_us;
   WrittenFile file;
@@ -118,6 +123,11 @@ void run_synth(const SynthCommandOptions& options) {
         switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
       } else {
         switches += " (transfers straight between members, timed on the physical links)";
+      }
+      if (extra.value("transfers_off_runtime_routes", std::size_t{0}) > 0) {
+        switches += "; " + std::to_string(extra["transfers_off_runtime_routes"].get<std::size_t>()) +
+                    " transfers on routes the runtime does not take by itself (an MSCCL file or MSCCL++ plan names "
+                    "no routes and runs on the runtime's)";
       }
       facts.add_row({"switches", switches});
     }

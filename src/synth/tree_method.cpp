@@ -10,6 +10,7 @@
 #include "schedule_assembly.hpp"
 #include "tenet/common/parallel.hpp"
 #include "tenet/sim/cut_bound.hpp"
+#include "tenet/sim/runtime_routes.hpp"
 #include "tree_schedule.hpp"
 
 namespace tenet::synth {
@@ -216,6 +217,11 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     const Packed& choice = *trial.packed;
     TreeMethodResult result;
     result.schedule = std::move(schedule);
+    // A file names no routes: written to one, the trees run on the runtime's (runtime_routes.hpp).
+    if (file_time && transfers_off_runtime_routes(result.schedule, topology) > 0) {
+      result.schedule.forget_links();
+      result.rerouted = true;
+    }
     result.replay = simulate(topology, result.schedule, replay_options);
     result.score_us = result.replay.time_us;
     if (file_time) {

@@ -24,6 +24,9 @@ struct TreeMethodResult {
   std::size_t trees = 0;    ///< distinct trees packed (both directions for all-reduce)
   std::uint32_t tried = 0;  ///< schedules built and replayed
   double score_us = 0.0;    ///< what it was chosen by: its file time, or its replay's
+  /// Scored by its file: its trees were packed on routes other than the runtime's, so it was
+  /// replayed on the runtime's, which its pipeline was not paced for.
+  bool rerouted = false;
 };
 
 /// The fastest tree schedule of `kind` (by `file_time` of the retimed schedule when set, else by

@@ -98,6 +98,11 @@ struct SynthOptions {
   /// written first) rather than by their schedule's time; the spanning-tree method ranks its
   /// pipeline depths by it, trying fewer pieces too. Called from several threads at once.
   std::function<double(const Schedule&)> file_time;
+  /// With file_time: the time of the file itself, written and run on the runtime's model
+  /// (infinity when it cannot be written). It decides between the spanning trees and the
+  /// matching's best, where file_time's estimate can pick the slower file (mi250-2x16-ib
+  /// all-reduce of 64 MiB: the trees' file estimated at 575.7 us runs 658.8, the matching's 600.2).
+  std::function<double(const Schedule&)> written_file_time;
   /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
   /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
   std::uint64_t max_transfers_per_member = 0;
