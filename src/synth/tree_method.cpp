@@ -99,6 +99,28 @@ Topology left_by(const Topology& topology, const TreePacking& gather, double fra
   return left;
 }
 
+/// `topology` where switches reach members only through one switch: a link between two switches
+/// keeps a sliver of its bandwidth (no unit fits it), so that link ids stay those of `topology`.
+/// Trees packed there route every edge member -> switch -> member, the route the network itself
+/// takes between two members on one switch; through a fabric of switches the packing picks routes
+/// by max-flow that no runtime takes (h100-4x8-rail: up a rail switch, across both spines and back
+/// down), and MSCCL files and MSCCL++ plans name no routes (runtime_routes.hpp). Empty where no
+/// link joins two switches.
+std::optional<Topology> one_switch_routes(const Topology& topology) {
+  Topology leaf(topology.npu_count(), topology.switch_names());
+  bool cut = false;
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    Link link = topology.link(id);
+    if (topology.is_switch(link.src) && topology.is_switch(link.dst)) {
+      link.bandwidth_GBps *= 1e-9;
+      cut = true;
+    }
+    leaf.add_link(link);
+  }
+  if (!cut) return std::nullopt;
+  return leaf;
+}
+
 /// All-reduce trees whose reductions run beside their broadcasts: on networks whose NPUs take in
 /// unequal bandwidth (a mesh's corners have two links, its inner NPUs four), the broadcasts fill
 /// the corners' links in and the reductions their links out, and the inner links have room for
@@ -161,6 +183,20 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     if (gathers) packed[i].gather = pack_trees(topology, members, offered[i]);
     if (reduces) packed[i].reduce = pack_trees(transposed, members, offered[i]);
   });
+  // And trees on the routes a runtime takes, where the packing could leave them.
+  if (const std::optional<Topology> leaf = one_switch_routes(topology)) {
+    const Topology leaf_transposed = transpose(*leaf);
+    const std::vector<TreeUnits> leaf_offered =
+        gathers ? choose_tree_units(*leaf, reduces ? &leaf_transposed : nullptr, members, optimal)
+                : choose_tree_units(leaf_transposed, nullptr, members, optimal);
+    std::vector<Packed> more(leaf_offered.size());
+    parallel_for(std::size_t{0}, leaf_offered.size(), [&](std::size_t i) {
+      more[i].units = leaf_offered[i];
+      if (gathers) more[i].gather = pack_trees(*leaf, members, leaf_offered[i]);
+      if (reduces) more[i].reduce = pack_trees(leaf_transposed, members, leaf_offered[i]);
+    });
+    std::move(more.begin(), more.end(), std::back_inserter(packed));
+  }
   if (kind == CollectiveKind::kAllReduce && reductions_alongside) {
     std::vector<std::vector<Packed>> beside(packed.size());
     parallel_for(std::size_t{0}, packed.size(), [&](std::size_t i) {

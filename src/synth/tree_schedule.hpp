@@ -47,9 +47,10 @@ struct TreePacing {
   /// Pieces of one unit in flight on an edge at once: piece k waits for piece k - in_flight
   /// there. With 1 every piece pays its route's alpha after the one before it has arrived; with
   /// 2 the next piece's alpha runs while the last one's bytes move, as a runtime's FIFO slots let
-  /// a sender run ahead (h100-4x8-rail reduce-scatter of 1 GiB, 16 MiB to 32 pieces of a GPU's
-  /// data: 2.421 -> 2.271 ms), but the two share the edge, so each piece takes twice as long to
-  /// get through and the pipeline fills more slowly (there at 16 pieces: 2.308 -> 2.480 ms).
+  /// a sender run ahead (a100-2x8-ib all-gather of 16 MiB at 16 pieces: 108.9 -> 78.4 us), but
+  /// the two share the edge, so each piece takes twice as long to get through and the pipeline
+  /// fills more slowly (h100-4x8-rail all-gather of 1 GiB at 16 pieces, trees through the
+  /// spines: 2.308 -> 2.480 ms).
   std::uint32_t in_flight = 1;
 };
 /// `gather` is required for all-gather and all-reduce, `reduce` (packed on the transpose) for
