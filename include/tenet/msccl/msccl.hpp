@@ -84,7 +84,7 @@ struct MscclWritten {
   /// The schedule with that serialization, on `topology` (0 when not serialized).
   double serialized_schedule_us = 0.0;
   /// > 0: this many transfers were planned on routes other than the runtime's (a file names no
-  /// routes, runtime_routes.hpp); the file is laid out from the schedule replayed on the runtime's.
+  /// routes, runtime_routes.hpp), and the file runs on the runtime's.
   std::size_t off_route_transfers = 0;
   /// That replay's time (0 when every transfer was on the runtime's route).
   double runtime_routes_us = 0.0;
@@ -94,10 +94,10 @@ struct MscclWritten {
 /// (same NPU numbering). Several layouts (channel counts, fused forwards or not) are made, each
 /// checked by executing it (right result at every call split, no deadlock) and timed as the
 /// runtime runs it on `topology`; the fastest is returned. A schedule planned on routes other than
-/// the runtime's is laid out as it runs on the runtime's (MscclWritten::off_route_transfers).
-/// Throws InputError when the schedule
-/// cannot be expressed (a transfer through a non-member) or does not fit the runtime's limits,
-/// naming the limit and what to change.
+/// the runtime's is laid out in the order of its replay on the runtime's routes, or of its plan,
+/// whichever file is faster (MscclWritten::off_route_transfers). Throws InputError when the
+/// schedule cannot be expressed (a transfer through a non-member) or does not fit the runtime's
+/// limits, naming the limit and what to change.
 MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
 /// write_msccl_xml's text.
 std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
