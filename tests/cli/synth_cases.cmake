@@ -70,3 +70,7 @@ tenet_cli_test(synth_empty_output EXIT 2 EMPTY_LAST_ARG ARGS synth -t ${TOPOLOGI
 tenet_cli_test(generate_empty_output EXIT 2 EMPTY_LAST_ARG ARGS topo generate ring --npus 4 -o STDERR "error: --output: must name a file")
 tenet_cli_test(synth_output_folder_missing EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -o nowhere/x.json
   STDERR "error: --output: 'nowhere/x.json': the folder nowhere does not exist")
+
+# Trees that took routes of their own say so, with the schedule's time on the runtime's routes.
+tenet_cli_test(synth_off_runtime_routes EXIT 0 ARGS synth -t ${TOPOLOGIES}/mi250-2x16-ib.json -c allgather --size 1GiB
+  STDOUT "transfers on routes the runtime does not take by itself (an MSCCL file or MSCCL++ plan names no routes; on the runtime's the schedule takes ")
