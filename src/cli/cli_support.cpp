@@ -17,6 +17,7 @@
 #include "tenet/common/units.hpp"
 #include "tenet/io/schedule_json.hpp"
 #include "tenet/mscclpp/mscclpp_plan.hpp"
+#include "tenet/sim/runtime_routes.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/topology_json.hpp"
 #include "tenet/topology/transforms.hpp"
@@ -348,6 +349,25 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology,
     };
   }
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
+}
+
+void add_runtime_routes_facts(nlohmann::json& extra, const Schedule& schedule, const Topology& topology,
+                              const SimOptions& options) {
+  if (schedule.route_count() == 0) return;
+  const std::size_t off_route = transfers_off_runtime_routes(schedule, topology);
+  if (off_route == 0) return;
+  Schedule routed = schedule;
+  routed.forget_links();
+  extra["transfers_off_runtime_routes"] = off_route;
+  extra["runtime_routes_time_us"] = simulate(topology, routed, options).time_us;
+}
+
+std::string runtime_routes_text(const nlohmann::json& extra) {
+  if (!extra.contains("transfers_off_runtime_routes")) return "";
+  return std::to_string(extra["transfers_off_runtime_routes"].get<std::size_t>()) +
+         " transfers on routes the runtime does not take by itself (an MSCCL file or MSCCL++ plan names no routes; "
+         "on the runtime's the schedule takes " +
+         format_time_us(extra["runtime_routes_time_us"].get<double>()) + ")";
 }
 
 namespace {

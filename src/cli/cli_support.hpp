@@ -19,6 +19,7 @@
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/bounds.hpp"
+#include "tenet/sim/simulator.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/topology.hpp"
 
@@ -172,6 +173,14 @@ CLI::Validator not_negative();
 /// decided between by their files, written with `write_options`.
 void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members,
                                 const MscclWriteOptions& write_options = {});
+
+/// Where transfers of `schedule` took routes of their own (runtime_routes.hpp): their count
+/// (`transfers_off_runtime_routes`) and the schedule's time on the runtime's routes
+/// (`runtime_routes_time_us`, simulated with `options`) added to `extra`; nothing otherwise.
+void add_runtime_routes_facts(nlohmann::json& extra, const Schedule& schedule, const Topology& topology,
+                              const SimOptions& options = {});
+/// Those facts as a sentence for a summary table; empty without them.
+std::string runtime_routes_text(const nlohmann::json& extra);
 
 /// What write_schedule wrote.
 struct WrittenFile {

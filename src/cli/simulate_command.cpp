@@ -168,6 +168,7 @@ void run_simulate(const SimulateOptions& options) {
   if (scaled) report.extra["schedule_size_bytes"] = loaded.size_bytes();
   if (!schedule.notes.empty()) report.extra["notes"] = schedule.notes;
   if (!file.verified) report.extra["verify_error"] = file.verify_error;
+  add_runtime_routes_facts(report.extra, schedule, topology, sim_options);
 
   if (options.json) {
     print_json(result_to_json(report));
@@ -196,6 +197,8 @@ void run_simulate(const SimulateOptions& options) {
       facts.add_row({"max link load", load_text});
     }
     facts.add_row({"links used", std::to_string(links_used) + " of " + std::to_string(topology.link_count())});
+    if (const std::string routes = runtime_routes_text(report.extra); !routes.empty())
+      facts.add_row({"routes", routes});
     facts.add_row({"simulation", format_time_us(simulation_ms * 1e3)});
     facts.add_row({"verified", file.verified ? "yes" : "NO: " + file.verify_error});
     std::cout << facts.render();

@@ -12,7 +12,6 @@
 #include "tenet/evaluate/evaluate.hpp"
 #include "tenet/io/result.hpp"
 #include "tenet/sim/bounds.hpp"
-#include "tenet/sim/runtime_routes.hpp"
 #include "tenet/topology/analysis.hpp"
 
 namespace tenet::cli {
@@ -63,12 +62,7 @@ void run_synth(const SynthCommandOptions& options) {
   report.extra["peak_memory_MiB"] = peak_memory_MiB();
 
   // Files name no routes: what a schedule planned on routes of its own becomes in one.
-  if (evaluation.schedule.route_count() > 0) {
-    const std::size_t off_route = transfers_off_runtime_routes(evaluation.schedule, topology);
-    report.extra["transfers_off_runtime_routes"] = off_route;
-    if (off_route > 0)
-      report.extra["runtime_routes_time_us"] = on_runtime_routes(evaluation.schedule, topology).planned_time_us();
-  }
+  add_runtime_routes_facts(report.extra, evaluation.schedule, topology);
   const nlohmann::json& extra = report.extra;
   const double schedule_time_us = report.time_us;
   WrittenFile file;
@@ -128,12 +122,7 @@ void run_synth(const SynthCommandOptions& options) {
       } else {
         switches += " (transfers straight between members, timed on the physical links)";
       }
-      if (extra.value("transfers_off_runtime_routes", std::size_t{0}) > 0) {
-        switches += "; " + std::to_string(extra["transfers_off_runtime_routes"].get<std::size_t>()) +
-                    " transfers on routes the runtime does not take by itself (an MSCCL file or MSCCL++ plan names "
-                    "no routes; on the runtime's the schedule takes " +
-                    format_time_us(extra["runtime_routes_time_us"].get<double>()) + ")";
-      }
+      if (const std::string routes = runtime_routes_text(extra); !routes.empty()) switches += "; " + routes;
       facts.add_row({"switches", switches});
     }
     facts.add_row({"candidates", std::to_string(extra["candidates"].get<std::uint32_t>())});

@@ -56,3 +56,11 @@ tenet_cli_test(simulate_bound EXIT 0 ARGS simulate -t ${TOPOLOGIES}/ring-fc-swit
 # its links deleted and its times divided by 1000 does not verify.
 tenet_cli_test(verify_unlinked_too_fast EXIT 1 ARGS verify -t ${TOPOLOGIES}/mesh-3x3.json ${BAD}/unlinked-too-fast.json
   STDOUT "NOT verified: transfer 0 (NPU 1 -> NPU 0, chunk 1) lasts 0.002830169 us but needs at least 2.8301688888888887 us for 116508.44444444444 bytes on its route (1 link, the route the simulator takes)")
+
+# A schedule on routes of its own (half of each NPU's data through each of two switches): its
+# time as planned, and on the one route the runtime takes between the two NPUs.
+tenet_cli_test(simulate_off_runtime_routes EXIT 0 ARGS simulate -t ${BAD}/../good/two-paths.json
+  ${BAD}/../good/two-paths-allgather.json
+  STDOUT "routes               2 transfers on routes the runtime does not take by itself (an MSCCL file or MSCCL++ plan names no routes; on the runtime's the schedule takes 54.43 us)")
+tenet_cli_test(simulate_off_runtime_routes_json EXIT 0 ARGS simulate -t ${BAD}/../good/two-paths.json
+  ${BAD}/../good/two-paths-allgather.json --json STDOUT "\"transfers_off_runtime_routes\": 2")
