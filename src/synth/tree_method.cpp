@@ -174,27 +174,23 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   double optimal = std::numeric_limits<double>::infinity();
   if (gathers) optimal = std::min(optimal, optimal_rate_GBps(topology, CollectiveKind::kAllGather, members));
   if (reduces) optimal = std::min(optimal, optimal_rate_GBps(topology, CollectiveKind::kReduceScatter, members));
-  const std::vector<TreeUnits> offered =
-      gathers ? choose_tree_units(topology, reduces ? &transposed : nullptr, members, optimal)
-              : choose_tree_units(transposed, nullptr, members, optimal);
-  std::vector<Packed> packed(offered.size());
-  parallel_for(std::size_t{0}, offered.size(), [&](std::size_t i) {
-    packed[i].units = offered[i];
-    if (gathers) packed[i].gather = pack_trees(topology, members, offered[i]);
-    if (reduces) packed[i].reduce = pack_trees(transposed, members, offered[i]);
-  });
+  // Every choice of units on `on` (its transpose given), packed for each direction needed.
+  auto pack_on = [&](const Topology& on, const Topology& on_transposed) {
+    const std::vector<TreeUnits> offered =
+        gathers ? choose_tree_units(on, reduces ? &on_transposed : nullptr, members, optimal)
+                : choose_tree_units(on_transposed, nullptr, members, optimal);
+    std::vector<Packed> packings(offered.size());
+    parallel_for(std::size_t{0}, offered.size(), [&](std::size_t i) {
+      packings[i].units = offered[i];
+      if (gathers) packings[i].gather = pack_trees(on, members, offered[i]);
+      if (reduces) packings[i].reduce = pack_trees(on_transposed, members, offered[i]);
+    });
+    return packings;
+  };
+  std::vector<Packed> packed = pack_on(topology, transposed);
   // And trees on the routes a runtime takes, where the packing could leave them.
   if (const std::optional<Topology> leaf = one_switch_routes(topology)) {
-    const Topology leaf_transposed = transpose(*leaf);
-    const std::vector<TreeUnits> leaf_offered =
-        gathers ? choose_tree_units(*leaf, reduces ? &leaf_transposed : nullptr, members, optimal)
-                : choose_tree_units(leaf_transposed, nullptr, members, optimal);
-    std::vector<Packed> more(leaf_offered.size());
-    parallel_for(std::size_t{0}, leaf_offered.size(), [&](std::size_t i) {
-      more[i].units = leaf_offered[i];
-      if (gathers) more[i].gather = pack_trees(*leaf, members, leaf_offered[i]);
-      if (reduces) more[i].reduce = pack_trees(leaf_transposed, members, leaf_offered[i]);
-    });
+    std::vector<Packed> more = pack_on(*leaf, transpose(*leaf));
     std::move(more.begin(), more.end(), std::back_inserter(packed));
   }
   if (kind == CollectiveKind::kAllReduce && reductions_alongside) {
