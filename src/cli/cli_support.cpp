@@ -340,9 +340,11 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology,
                                 const MscclWriteOptions& write_options) {
   if (topology != nullptr) {
     options.file_time = [topology](const Schedule& schedule) { return msccl_expected_time_us(schedule, *topology); };
-    options.written_file_time = [topology, write_options](const Schedule& schedule) {
+    MscclWriteOptions ranking = write_options;
+    ranking.search_channels_when_serialized = false;
+    options.written_file_time = [topology, ranking](const Schedule& schedule) {
       try {
-        return write_msccl_xml(schedule, *topology, write_options).time_us;
+        return write_msccl_xml(schedule, *topology, ranking).time_us;
       } catch (const InputError&) {
         return std::numeric_limits<double>::infinity();
       }

@@ -82,8 +82,9 @@ constexpr double kSearchTransfers = 1.5e6;
 /// timed to decide between the spanning trees and the matching's best, where the trees had to be
 /// moved onto the runtime's routes: their pipelines then keep steps waiting in the runtime's
 /// threadblocks that the estimate does not see (mi250-2x16-ib all-reduce of 64 MiB: the trees'
-/// file estimated 4% faster than the matching's ran 10% slower). Writing a file costs as much as
-/// a few replays, so not where the trees kept their own routes.
+/// file estimated 4% faster than the matching's ran 10% slower), or where the trees' own file was
+/// written and timed already (tree_method.cpp). Writing a file costs as much as a few replays, so
+/// not otherwise.
 constexpr double kFileEstimateDoubt = 1.2;
 
 /// Aggregated candidates (a transfer carries every chunk its link is given at an event, one alpha
@@ -848,7 +849,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
                      kTreeAlphaShare) &&
       best_time > kTreeGap * lower_bound(topology, collective, compute_diameter(topology, members)).total_us) {
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
-                                         options.file_time, all_reduce && uneven_ingress);
+                                         options.file_time, all_reduce && uneven_ingress, options.written_file_time);
   }
   // What the trees must beat: on switched networks the candidates were scored by their file
   // already; on point-to-point ones the chosen finalist's file.
@@ -867,10 +868,13 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.grouped = winner->grouped;
   result.candidates = tried;
   bool trees_win = trees && trees->score_us < incumbent_score;
-  if (trees && trees->rerouted && options.written_file_time && std::isfinite(trees->score_us) &&
+  if (trees && (trees->rerouted || trees->written) && options.written_file_time && std::isfinite(trees->score_us) &&
       std::isfinite(incumbent_score) &&
       std::max(trees->score_us, incumbent_score) <= kFileEstimateDoubt * std::min(trees->score_us, incumbent_score)) {
-    trees_win = options.written_file_time(trees->schedule) < options.written_file_time(result.schedule);
+    const double trees_file = trees->written ? trees->score_us : options.written_file_time(trees->schedule);
+    // Files seldom run faster than their estimates (msccl_expected_time_us), so the matching's is
+    // written only where its estimate beats the trees' file.
+    trees_win = trees_file < incumbent_score || trees_file < options.written_file_time(result.schedule);
   }
   if (trees_win) {
     result.schedule = std::move(trees->schedule);

@@ -27,6 +27,8 @@ struct TreeMethodResult {
   /// Scored by its file: its trees were packed on routes other than the runtime's, so it was
   /// replayed on the runtime's, which its pipeline was not paced for.
   bool rerouted = false;
+  /// score_us is the time of its file as written (written_file_time), not an estimate.
+  bool written = false;
 };
 
 /// The fastest tree schedule of `kind` (by `file_time` of the retimed schedule when set, else by
@@ -34,10 +36,11 @@ struct TreeMethodResult {
 /// many transfers at the fewest pieces (`max_transfers`, raised for the two fewest counts: see
 /// tree_method.cpp), or no schedule has a finite file time. `reductions_alongside` (all-reduce):
 /// also try reduction trees packed on what the broadcast trees leave (tree_method.cpp).
-std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
-                                                      std::uint64_t size_bytes, const std::vector<NodeId>& members,
-                                                      double max_transfers,
-                                                      const std::function<double(const Schedule&)>& file_time = {},
-                                                      bool reductions_alongside = false);
+/// `written_file_time` (with `file_time`): the time of the file as written; the best few by
+/// file_time are written and timed, and the fastest file wins.
+std::optional<TreeMethodResult> synthesize_with_trees(
+    const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
+    double max_transfers, const std::function<double(const Schedule&)>& file_time = {},
+    bool reductions_alongside = false, const std::function<double(const Schedule&)>& written_file_time = {});
 
 }  // namespace tenet::synth

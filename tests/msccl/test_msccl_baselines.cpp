@@ -20,7 +20,7 @@ TEST_CASE("Baselines on the small shipped topologies run as MSCCL XML", "[msccl]
       "dragonfly-4x5", "tree-2x2x4", "hypercube-6"};
   for (const char* name : topologies) {
     const Topology topology = load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     // The 64-rank files of some baselines hold 3,000 steps per rank: there one case per
     // algorithm and collective, without the (vector-clock) race check, keeps the test fast.
     const bool large = topology.npu_count() > 32;

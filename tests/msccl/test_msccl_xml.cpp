@@ -149,7 +149,7 @@ std::string write_and_verify(const Schedule& schedule, const Topology& topology,
 TEST_CASE("Synthesized collectives on the small shipped topologies run as MSCCL XML", "[msccl]") {
   for (const char* name : kXmlTopologies) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kKinds) {
       for (std::uint32_t chunks : {1u, 3u}) {
         // A switch-native plan sends to any NPU of a switch group; with more chunks its
@@ -177,7 +177,7 @@ TEST_CASE("Switch-native schedules of aggregated transfers run as MSCCL XML", "[
   // Several chunks per routed transfer, each through the switches to any NPU of the group.
   for (const char* name : {"tree-2x2x4", "fat-tree-8x4"}) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kKinds) {
       SynthOptions options;
       options.switches = SwitchPlanning::kNative;
@@ -549,7 +549,7 @@ TEST_CASE("A schedule's expected file time counts the serialization where lanes 
   // Unwound into a full mesh per switch and routed, 16 chunks per NPU: dozens of transfers in
   // flight between a pair of ranks, more than MSCCL's channels and threadblocks hold.
   const Topology topology = shipped("fat-tree-8x4");
-  if (!swept(topology.npu_count())) return;
+  if (!swept(topology.npu_count(), topology.name)) return;
   SynthOptions options = chunk_by_chunk();
   options.switches = SwitchPlanning::kUnwind;
   options.unwind_degree = 8;
@@ -561,6 +561,23 @@ TEST_CASE("A schedule's expected file time counts the serialization where lanes 
   const double expected = msccl_expected_time_us(schedule, topology);
   CHECK(expected > schedule.planned_time_us() * 2);
   CHECK(expected <= written.serialized_schedule_us * (1 + 1e-9));
+  // Automatic channels keep the fastest file of every channel count, each on the most lanes it
+  // fits; ranked by the fewest channels at the first lane count that fits, the file was slower.
+  for (std::uint32_t channels : {1u, 2u, 4u}) {
+    INFO(channels << " channels");
+    MscclWriteOptions fixed;
+    fixed.channels = channels;
+    try {
+      const double time_us = write_msccl_xml(schedule, topology, fixed).time_us;
+      CHECK(written.time_us <= time_us * (1 + 1e-9));
+    } catch (const InputError&) {
+      // Past the runtime's limits on this many channels.
+    }
+  }
+  MscclWriteOptions first_fit;
+  first_fit.search_channels_when_serialized = false;
+  const MscclWritten quick = write_msccl_xml(schedule, topology, first_fit);
+  CHECK(written.time_us < quick.time_us);
   // Where the lanes suffice, the schedule's own time.
   const Topology torus = shipped("torus-4x4");
   const SynthResult small = synthesize(torus, collective_of(CollectiveKind::kAllGather, 1), {});

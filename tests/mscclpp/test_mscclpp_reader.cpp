@@ -147,7 +147,7 @@ TEST_CASE("Plans take the time of their schedules on point-to-point topologies",
   for (const char* name :
        {"mesh-3x3", "torus-4x4", "mesh-4x4-failed-7-9", "dgx1-2x8-bridge", "torus-8x4", "hypercube-6"}) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kAllKinds) {
       for (const char* source : {"synth", "ring"}) {
         const Collective collective = make_collective(kind, 64u << 20, 2);

@@ -126,7 +126,7 @@ const char* const kPlanTopologies[] = {"mesh-3x3",
 TEST_CASE("Plans of synthesized schedules on the small shipped topologies verify", "[mscclpp][synth]") {
   for (const char* name : kPlanTopologies) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kAllKinds) {
       const SynthResult synth =
           synthesize(topology, make_collective(kind, 1 << 20, topology.npu_count() > 32 ? 1 : 2), SynthOptions{});
@@ -140,7 +140,7 @@ TEST_CASE("Plans of baseline schedules on the small shipped topologies verify", 
   std::size_t pick = 0;
   for (const char* name : kPlanTopologies) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     // 64 ranks x 7 baselines x 3 collectives would take a minute: those run in the synth case.
     if (topology.npu_count() > 32) continue;
     for (const std::string& algorithm : baseline_names()) {

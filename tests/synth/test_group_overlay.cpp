@@ -3,6 +3,7 @@
 
 #include "../../src/synth/group_overlay.hpp"
 #include "../support/collectives.hpp"
+#include "../support/sanitizers.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/synth/synthesizer.hpp"
@@ -56,7 +57,9 @@ TEST_CASE("on a tree of switches the group overlay's plan beats recursive halvin
   const Topology tree = shipped("tree-4x8");
   SynthOptions automatic;
   automatic.auto_chunks = true;
+  // The reduce-scatter is the all-gather's mirror: the Release run checks both, the sanitizers one.
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    if (kSanitized && kind == CollectiveKind::kReduceScatter) continue;
     INFO(collective_name(kind));
     const Collective collective = make_collective(kind, 64 << 10);
     const SynthResult result = synthesize(tree, collective, automatic);

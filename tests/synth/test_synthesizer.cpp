@@ -247,7 +247,7 @@ TEST_CASE("switch-native schedules carry their time on the real switches and onl
           "[synth]") {
   for (const std::string& name : switched_topologies()) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kAllKinds) {
       INFO(name << " " << collective_name(kind));
       SynthOptions options;
@@ -272,7 +272,7 @@ TEST_CASE("switch-native aggregated schedules carry several chunks a transfer an
   for (const char* name : {"switch-8", "two-level-switch-8x4", "ring-fc-switch-2x4x2", "tree-2x2x4", "fat-tree-8x4",
                            "pod-2x4-handwritten", "hammingmesh-hx2-4x4"}) {
     const Topology topology = shipped(name);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kAllKinds) {
       INFO(name << " " << collective_name(kind));
       SynthOptions options;
@@ -519,7 +519,7 @@ TEST_CASE("synchronous rounds give the same schedule on 1 and 2 threads", "[synt
   for (const Case& c : {Case{"torus-4x4", CollectiveKind::kAllReduce}, Case{"tree-2x2x4", CollectiveKind::kAllGather},
                         Case{"mesh-5x5-100GBps", CollectiveKind::kAllReduce}}) {
     const Topology topology = shipped(c.topology);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     INFO(c.topology);
     SynthOptions options;
     options.auto_chunks = true;
@@ -548,7 +548,7 @@ TEST_CASE("aggregated and routed searches give the same schedule on 1 and 2 thre
         Case{"fat-tree-8x4", CollectiveKind::kReduceScatter, 1 << 20},
         Case{"tree-2x2x4", CollectiveKind::kAllReduce, 1 << 20}}) {
     const Topology topology = shipped(c.topology);
-    if (!swept(topology.npu_count())) continue;
+    if (!swept(topology.npu_count(), topology.name)) continue;
     INFO(c.topology << " " << collective_name(c.kind) << " " << c.size);
     SynthOptions options;
     options.auto_chunks = true;
@@ -566,7 +566,7 @@ TEST_CASE("rail-optimized servers: spanning trees on the routes the network take
   // Trees packed through the spines take routes no fabric takes and ran 1.47x slower as a file;
   // packed on one switch a route (NVSwitch or rail), every edge is the network's own route.
   const Topology topology = shipped("h100-4x8-rail");
-  if (!swept(topology.npu_count())) return;
+  if (!swept(topology.npu_count(), topology.name)) return;
   const Collective collective = make_collective(CollectiveKind::kReduceScatter, std::uint64_t{1} << 30, 1);
   SynthOptions options;
   options.auto_chunks = true;

@@ -59,6 +59,11 @@ struct MscclWriteOptions {
   /// parallel, and fewer steps in each (the runtime allows 256 per threadblock). 0: automatic, the
   /// count (1, 2 or 4) whose file runs fastest on the runtime's model.
   std::uint32_t channels = 0;
+  /// Automatic channels where the transfers in flight between a pair of ranks must be cut to fewer
+  /// lanes: each channel count also finds its own lane count, and the fastest file wins, rather than
+  /// the fewest channels at the first lane count that fits. Several times the layouts to time; the
+  /// synthesizer turns it off to rank its candidates' files, not to write the one it chose.
+  bool search_channels_when_serialized = true;
   /// The algo's name; empty: "tenet_<algorithm>_<collective>_<topology>" (63 characters at most).
   std::string name;
   /// The comment lines at the top (tenet version, topology, collective, size, seed, rank mapping).
