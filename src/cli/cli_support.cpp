@@ -353,6 +353,30 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology,
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
 }
 
+void fit_synthesis_to_mscclpp_plan(SynthOptions& options, const Topology& topology,
+                                   const MscclppOptions& plan_options) {
+  const Topology* on = &topology;
+  // Ranking: a candidate whose threadblocks could fit, at its time on the runtime's routes (a plan
+  // names none). Fitting every candidate's plan exactly took 25 s on two-level-switch-8x4
+  // (all-reduce of 64 MiB), so only each round's best is (file_fits).
+  options.file_time = [on, plan_options](const Schedule& schedule) {
+    if (!mscclpp_threadblocks_suffice(schedule, *on, plan_options)) return std::numeric_limits<double>::infinity();
+    if (transfers_off_runtime_routes(schedule, *on) == 0) return schedule.planned_time_us();
+    return on_runtime_routes(schedule, *on).planned_time_us();
+  };
+  options.file_fits = [on, plan_options](const Schedule& schedule) {
+    return mscclpp_plan_fits(schedule, *on, plan_options);
+  };
+  options.written_file_time = [on, plan_options](const Schedule& schedule) {
+    try {
+      const std::string text = schedule_to_mscclpp_plan(schedule, *on, plan_options);
+      return simulate(*on, mscclpp_plan_to_schedule(text, "MSCCL++ plan", *on, schedule.size_bytes())).time_us;
+    } catch (const InputError&) {
+      return std::numeric_limits<double>::infinity();
+    }
+  };
+}
+
 void add_runtime_routes_facts(nlohmann::json& extra, const Schedule& schedule, const Topology& topology,
                               const SimOptions& options) {
   if (schedule.route_count() == 0) return;

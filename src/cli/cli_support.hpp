@@ -174,6 +174,11 @@ CLI::Validator not_negative();
 void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members,
                                 const MscclWriteOptions& write_options = {});
 
+/// The same for an MSCCL++ plan written with `plan_options`: candidates whose plan would exceed the
+/// SPEC's limits (threadblocks a rank runs at once) are not chosen, and the trees and the
+/// matching's best are decided between by their plans' times. `topology` must outlive `options`.
+void fit_synthesis_to_mscclpp_plan(SynthOptions& options, const Topology& topology, const MscclppOptions& plan_options);
+
 /// Where transfers of `schedule` took routes of their own (runtime_routes.hpp): their count
 /// (`transfers_off_runtime_routes`) and the schedule's time on the runtime's routes
 /// (`runtime_routes_time_us`, simulated with `options`) added to `extra`; nothing otherwise.

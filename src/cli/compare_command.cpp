@@ -164,6 +164,8 @@ void run_compare(const CompareOptions& options) {
   if (options.output.xml())
     fit_synthesis_to_msccl_xml(synth_options, &topology, loaded.collective.participants(topology).size(),
                                msccl_write_options(options.output.msccl));
+  if (options.output.plan())
+    fit_synthesis_to_mscclpp_plan(synth_options, topology, mscclpp_write_options(options.output.mscclpp));
   const Diameter diameter = compute_diameter(topology, loaded.collective.members);
   // The binding cut does not depend on the size: found once for the whole sweep.
   const CutBound cut = collective_cut_bound(topology, loaded.collective);

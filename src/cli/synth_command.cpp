@@ -41,6 +41,8 @@ void run_synth(const SynthCommandOptions& options) {
   if (options.output.xml())
     fit_synthesis_to_msccl_xml(synth_options, &topology, collective.participants(topology).size(),
                                msccl_write_options(options.output.msccl));
+  if (options.output.plan())
+    fit_synthesis_to_mscclpp_plan(synth_options, topology, mscclpp_write_options(options.output.mscclpp));
 
   const bool show_progress = stderr_is_terminal() && !options.json;
   const std::string what =

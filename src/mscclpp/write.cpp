@@ -87,10 +87,10 @@ std::string default_name(const Schedule& schedule) {
   return name;
 }
 
-}  // namespace
-
-std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
-                                     const MscclppOptions& options) {
+/// The plan of the first layout, by shorter segments, whose threadblocks fit the limits; throws
+/// InputError naming the limit and the option that helps where none does.
+mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options,
+                                  const std::string& name) {
   if (options.in_place && schedule.collective() == CollectiveKind::kReduceScatter) {
     throw InputError("", "--in-place",
                      "in-place reduce-scatter plans are not matched consistently by the MSCCL++ shim (only the "
@@ -102,7 +102,6 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
     if (schedule.members()[r] < rank_of.size()) rank_of[schedule.members()[r]] = static_cast<int>(r);
   }
   const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
-  const std::string name = options.name.empty() ? default_name(schedule) : options.name;
 
   // Shorter segments (more threadblocks, each with fewer ops) until every threadblock fits.
   std::string limit;
@@ -138,17 +137,49 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
       limit = std::to_string(most_ops) + " ops in one threadblock";
       continue;
     }
-    const std::string text = plan_to_text(plan);
-    // The written text, not the plan in memory, is what the executor runs: check that.
-    const mscclpp_detail::Plan reread = parse_plan(text, name);
-    std::string problem = check_plan_rules(reread);
-    if (problem.empty()) problem = execute_plan(reread, true, false).error;
-    if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);
-    return text;
+    return plan;
   }
   throw InputError("", "--output",
                    "the plan would need " + limit + " even with one transfer per threadblock; MSCCL++ allows " +
                        std::to_string(kMaxOpsPerThreadblock) + "; use fewer chunks per NPU (--chunks-per-npu)");
+}
+
+}  // namespace
+
+std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                     const MscclppOptions& options) {
+  const std::string name = options.name.empty() ? default_name(schedule) : options.name;
+  const std::string text = plan_to_text(fitting_plan(schedule, topology, options, name));
+  // The written text, not the plan in memory, is what the executor runs: check that.
+  const mscclpp_detail::Plan reread = parse_plan(text, name);
+  std::string problem = check_plan_rules(reread);
+  if (problem.empty()) problem = execute_plan(reread, true, false).error;
+  if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);
+  return text;
+}
+
+bool mscclpp_threadblocks_suffice(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+  std::vector<int> rank_of(topology.npu_count(), -1);
+  for (std::size_t r = 0; r < schedule.members().size(); ++r) {
+    if (schedule.members()[r] < rank_of.size()) rank_of[schedule.members()[r]] = static_cast<int>(r);
+  }
+  try {
+    // The fewest threadblocks any layout has: every send paired with a receive, no segments.
+    const Layout fewest = lay_out(schedule, rank_of, nodes_for(schedule, topology, options), options, 0, true);
+    return std::none_of(fewest.blocks.begin(), fewest.blocks.end(),
+                        [&](const auto& blocks) { return blocks.size() > options.max_threadblocks; });
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+bool mscclpp_plan_fits(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+  try {
+    fitting_plan(schedule, topology, options, "fits");
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
 }
 
 std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,

@@ -41,3 +41,11 @@ tenet_cli_test(plan_batch_needs_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/torus-4x4
 tenet_cli_test(plan_batch EXIT 0 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --chunks-per-npu 1 --baselines none
   --scenarios random-links:1:2:5 --out-dir plan-batch --force --mscclpp)
 set_tests_properties("cli.plan_batch" PROPERTIES FIXTURES_SETUP "plan_batch")
+
+# A switched cluster's all-reduce: its fastest schedule needs more threadblocks than a rank runs,
+# so the synthesis ranks its candidates by the plans it can write (it stopped at that limit).
+tenet_cli_test(plan_fitted_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json -c allreduce --size 64MiB
+  -o fitted.plan.json STDOUT "time                 413.5 us (its MSCCL++ plan as the runtime runs it)")
+tenet_cli_test(plan_fitted_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json fitted.plan.json
+  STDOUT "fitted.plan.json: verified: MSCCL++ allreduce (Simple, out-of-place) on 16 ranks")
+tenet_plan_pair(plan_fitted)

@@ -156,3 +156,33 @@ TEST_CASE("Plans of baseline schedules on the small shipped topologies verify", 
   WARN(refused << " baseline plans refused for the threadblock limit");
   CHECK(refused == 0);
 }
+
+TEST_CASE("The plan checks for ranking agree with the writer at every threadblock limit", "[mscclpp][synth]") {
+  // A switched cluster's all-reduce with many chunks: its plan takes dozens of threadblocks a
+  // rank, and past 64 ops a threadblock is cut into segments, which takes more.
+  const Topology topology = shipped("a100-2x8-ib");
+  const Schedule schedule =
+      synthesize(topology, make_collective(CollectiveKind::kAllReduce, std::uint64_t{4} << 20, 8), {}).schedule;
+  int fitting = 0;
+  int screened_out = 0;
+  for (std::uint32_t limit : {1u, 4u, 16u, 32u, 48u, 64u, 96u, 128u, 256u}) {
+    INFO(limit << " threadblocks");
+    MscclppOptions plan;
+    plan.max_threadblocks = limit;
+    bool written = true;
+    try {
+      schedule_to_mscclpp_plan(schedule, topology, plan);
+    } catch (const InputError&) {
+      written = false;
+    }
+    CHECK(mscclpp_plan_fits(schedule, topology, plan) == written);
+    // The screen only ever rules out plans the writer cannot write.
+    const bool suffice = mscclpp_threadblocks_suffice(schedule, topology, plan);
+    if (!suffice) CHECK_FALSE(written);
+    fitting += written ? 1 : 0;
+    screened_out += suffice ? 0 : 1;
+  }
+  CHECK(fitting > 0);
+  CHECK(fitting < 9);
+  CHECK(screened_out > 0);
+}

@@ -59,6 +59,16 @@ struct MscclppOptions {
 /// SPEC), naming the limit and the option that helps.
 std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);
 
+/// False where no plan of `schedule` fits the threadblocks a rank may run: the fewest any layout
+/// has (every send paired with a receive, no segments) are too many, or the ranks do not form
+/// nodes. One layout: a screen for ranking many candidates. True does not promise a plan: cut into
+/// segments of at most 64 ops, its threadblocks can still be too many (mscclpp_plan_fits).
+bool mscclpp_threadblocks_suffice(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);
+
+/// Whether schedule_to_mscclpp_plan writes `schedule` within the SPEC's limits, without printing or
+/// executing the plan (the layouts it tries, each laid out and emitted).
+bool mscclpp_plan_fits(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);
+
 /// The same, as nullopt with `reason` set instead of an InputError: for commands that write many
 /// files and note the ones that cannot be written.
 std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,

@@ -98,6 +98,10 @@ struct SynthOptions {
   /// written first) rather than by their schedule's time; the spanning-tree method ranks its
   /// pipeline depths by it, trying fewer pieces too. Called from several threads at once.
   std::function<double(const Schedule&)> file_time;
+  /// With file_time, where that only screens (an MSCCL++ plan's: whether its threadblocks could
+  /// fit): whether the file can be written at all, exactly and at a higher cost. On switched
+  /// networks each round's best candidate by file_time must pass it, or the next best is taken.
+  std::function<bool(const Schedule&)> file_fits;
   /// With file_time: the time of the file itself, written and run on the runtime's model
   /// (infinity when it cannot be written). It decides between the spanning trees and the
   /// matching's best, where file_time's estimate can pick the slower file (mi250-2x16-ib
