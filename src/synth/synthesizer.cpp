@@ -248,10 +248,11 @@ std::pair<Schedule, SimResult> replayed_executable(Schedule planned, const Candi
 /// Runs every candidate (both phases of each in parallel) and scores them: by their replay on the
 /// real network when `replay_all`, else by their planned time (point-to-point links, where the
 /// plan is its replay, or unwindings too large to route), with branch and bound below
-/// `known_best_us`.
+/// `known_best_us`. Only a best scoring below `best_score_so_far` (an earlier round's) has its file
+/// checked exactly (SynthOptions::file_fits).
 RoundResult run_round(const Topology& topology, const Collective& collective, const std::vector<NodeId>& members,
                       const std::vector<Candidate>& candidates, const SynthOptions& options, bool replay_all,
-                      double known_best_us) {
+                      double known_best_us, double best_score_so_far) {
   std::vector<Outcome> outcomes(candidates.size());
   // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
   // the topology), so they all go in parallel: two threads keep busy through each run's serial
@@ -370,9 +371,11 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   pick_best();
   // The best whose file passes the exact check; one that fails ranks with the unwritable. Where
   // the best few fail, the round's chunk count is past the file's limits: the round ranks with them.
+  // Not where the round's best cannot beat an earlier round's anyway.
   std::size_t fit_checks = 0;
   while (by_file && options.file_fits && round.best != candidates.size() && schedules[round.best] &&
-         round.scores[round.best] < kUnwritable_us && !options.file_fits(*schedules[round.best])) {
+         round.scores[round.best] < std::min(kUnwritable_us, best_score_so_far) &&
+         !options.file_fits(*schedules[round.best])) {
     if (++fit_checks == kFileFitsChecks) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         if (round.scores[i] < kUnwritable_us) round.scores[i] = kUnwritable_us + replays[i].time_us;
@@ -756,7 +759,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       work += static_cast<double>(candidates.size()) * transfers_with(chunks);
       const bool replay_all = switched && (native || routable);
       RoundResult outcome = run_round(topology, collective, members, candidates, options, replay_all,
-                                      switched ? std::numeric_limits<double>::infinity() : best_time);
+                                      switched ? std::numeric_limits<double>::infinity() : best_time, best_score);
       const bool improved = outcome.best < candidates.size() && outcome.score < best_score;
       // A copy only while this search has not led (then its best is the winner, kept anyway).
       search_led = search_led || improved;
