@@ -165,7 +165,7 @@ TEST_CASE("The plan checks for ranking agree with the writer at every threadbloc
       synthesize(topology, make_collective(CollectiveKind::kAllReduce, std::uint64_t{4} << 20, 8), {}).schedule;
   int fitting = 0;
   int screened_out = 0;
-  for (std::uint32_t limit : {1u, 4u, 16u, 32u, 48u, 64u, 96u, 128u, 256u}) {
+  for (std::uint32_t limit : {4u, 32u, 64u, 128u}) {
     INFO(limit << " threadblocks");
     MscclppOptions plan;
     plan.max_threadblocks = limit;
@@ -183,6 +183,6 @@ TEST_CASE("The plan checks for ranking agree with the writer at every threadbloc
     screened_out += suffice ? 0 : 1;
   }
   CHECK(fitting > 0);
-  CHECK(fitting < 9);
+  CHECK(fitting < 4);
   CHECK(screened_out > 0);
 }
