@@ -22,7 +22,8 @@ TEST_CASE("Baselines on the small shipped topologies run as MSCCL XML", "[msccl]
     const Topology topology = load_topology(std::string(TENET_SOURCE_DIR) + "/topologies/" + name + ".json");
     if (!swept(topology.npu_count(), topology.name)) continue;
     // The 64-rank files of some baselines hold 3,000 steps per rank: there one case per
-    // algorithm and collective, without the (vector-clock) race check, keeps the test fast.
+    // algorithm, the all-reduce (both phases in one file), without the (vector-clock) race check,
+    // keeps the test fast (8.6 of its 11.6 s went to the 64 ranks with every collective).
     const bool large = topology.npu_count() > 32;
     // Under the sanitizers one chunking per algorithm and collective, alternating.
     std::size_t pick = 0;
@@ -30,7 +31,7 @@ TEST_CASE("Baselines on the small shipped topologies run as MSCCL XML", "[msccl]
       for (CollectiveKind kind :
            {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
         for (std::uint32_t chunks : {1u, 3u}) {
-          if (large && chunks == 3) continue;
+          if (large && (chunks == 3 || kind != CollectiveKind::kAllReduce)) continue;
           const std::size_t case_number = pick++;
           if (kSanitized && case_number / 2 % 2 != case_number % 2) continue;
           Collective collective;
