@@ -87,6 +87,15 @@ std::string default_name(const Schedule& schedule) {
   return name;
 }
 
+/// Each NPU's rank: its place among the schedule's members, -1 for the others.
+std::vector<int> ranks_of(const Schedule& schedule, const Topology& topology) {
+  std::vector<int> rank_of(topology.npu_count(), -1);
+  for (std::size_t r = 0; r < schedule.members().size(); ++r) {
+    if (schedule.members()[r] < rank_of.size()) rank_of[schedule.members()[r]] = static_cast<int>(r);
+  }
+  return rank_of;
+}
+
 /// The plan of the first layout, by shorter segments, whose threadblocks fit the limits; throws
 /// InputError naming the limit and the option that helps where none does.
 mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options,
@@ -97,10 +106,7 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
                      "rank whose pointers coincide sees an in-place call); write it out of place");
   }
   if (options.max_threadblocks < 1) throw InputError("", "--max-threadblocks", "must be at least 1");
-  std::vector<int> rank_of(topology.npu_count(), -1);
-  for (std::size_t r = 0; r < schedule.members().size(); ++r) {
-    if (schedule.members()[r] < rank_of.size()) rank_of[schedule.members()[r]] = static_cast<int>(r);
-  }
+  const std::vector<int> rank_of = ranks_of(schedule, topology);
   const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
 
   // Shorter segments (more threadblocks, each with fewer ops) until every threadblock fits.
@@ -159,10 +165,7 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
 }
 
 bool mscclpp_threadblocks_suffice(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
-  std::vector<int> rank_of(topology.npu_count(), -1);
-  for (std::size_t r = 0; r < schedule.members().size(); ++r) {
-    if (schedule.members()[r] < rank_of.size()) rank_of[schedule.members()[r]] = static_cast<int>(r);
-  }
+  const std::vector<int> rank_of = ranks_of(schedule, topology);
   try {
     // The fewest threadblocks any layout has: every send paired with a receive, no segments.
     const Layout fewest = lay_out(schedule, rank_of, nodes_for(schedule, topology, options), options, 0, true);
