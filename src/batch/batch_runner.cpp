@@ -75,7 +75,9 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   const LowerBound bound = lower_bound(degraded, collective, diameter);
 
   // The same evaluation as synth and compare: every time is on the degraded network as it runs.
-  Evaluation synthesized = evaluate_synth(degraded, collective, options.synth, bound);
+  SynthOptions synth = options.synth;
+  if (options.fit_synthesis) options.fit_synthesis(synth, degraded, collective);
+  Evaluation synthesized = evaluate_synth(degraded, collective, synth, bound);
   outcome.synth = std::move(synthesized.result);
   const nlohmann::json extra = outcome.synth.extra;
   outcome.synth.extra = {{"unwind_degree", extra["unwind_degree"]},

@@ -241,9 +241,17 @@ void run_batch_command(const BatchCommandOptions& options) {
   }
   batch.collective = loaded.collective;
   const Topology& healthy = loaded.topology;
-  // Scenarios lose NPUs, never gain them: the healthy count is the most ranks a file can have.
-  // Each scenario has a topology of its own, so only the chunk cap (the files are timed after).
-  if (options.xml) fit_synthesis_to_msccl_xml(batch.synth, nullptr, healthy.npu_count());
+  // Each scenario's synthesis ranks its candidates by the file it will write, on its own network,
+  // as synth -o does; with both files, by the MSCCL XML (the plan is written where it fits).
+  if (options.xml) {
+    batch.fit_synthesis = [msccl](SynthOptions& synth, const Topology& degraded, const Collective& collective) {
+      fit_synthesis_to_msccl_xml(synth, degraded, collective.participants(degraded).size(), msccl);
+    };
+  } else if (options.mscclpp) {
+    batch.fit_synthesis = [plan_options](SynthOptions& synth, const Topology& degraded, const Collective&) {
+      fit_synthesis_to_mscclpp_plan(synth, degraded, plan_options);
+    };
+  }
   const std::vector<Scenario> scenarios = make_scenarios(options.scenarios, healthy, "--scenarios");
   if (options.force && options.out_dir.empty())
     throw InputError("", "--force", "needs --out-dir, the folder it clears");

@@ -336,20 +336,19 @@ std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const T
   }
 }
 
-void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members,
+void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology, std::size_t members,
                                 const MscclWriteOptions& write_options) {
-  if (topology != nullptr) {
-    options.file_time = [topology](const Schedule& schedule) { return msccl_expected_time_us(schedule, *topology); };
-    MscclWriteOptions ranking = write_options;
-    ranking.search_channels_when_serialized = false;
-    options.written_file_time = [topology, ranking](const Schedule& schedule) {
-      try {
-        return write_msccl_xml(schedule, *topology, ranking).time_us;
-      } catch (const InputError&) {
-        return std::numeric_limits<double>::infinity();
-      }
-    };
-  }
+  const Topology* on = &topology;
+  options.file_time = [on](const Schedule& schedule) { return msccl_expected_time_us(schedule, *on); };
+  MscclWriteOptions ranking = write_options;
+  ranking.search_channels_when_serialized = false;
+  options.written_file_time = [on, ranking](const Schedule& schedule) {
+    try {
+      return write_msccl_xml(schedule, *on, ranking).time_us;
+    } catch (const InputError&) {
+      return std::numeric_limits<double>::infinity();
+    }
+  };
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
 }
 

@@ -168,10 +168,9 @@ CLI::Validator not_negative();
 /// would cost (msccl_expected_time_us: steps that fit the runtime's reader, transfers in flight
 /// between two ranks cut to what its channels hold), so the spanning trees can win with fewer
 /// pieces rather than fail to be written; no chunk count that cannot fit `members` ranks.
-/// `topology` (what the synthesis runs on) must outlive it; null gives only the chunk cap (batch,
-/// whose scenarios each have a topology of their own). The trees and the matching's best are
-/// decided between by their files, written with `write_options`.
-void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology* topology, std::size_t members,
+/// `topology` (what the synthesis runs on) must outlive `options`. The trees and the matching's
+/// best are decided between by their files, written with `write_options`.
+void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology, std::size_t members,
                                 const MscclWriteOptions& write_options = {});
 
 /// The same for an MSCCL++ plan written with `plan_options`: candidates whose plan would exceed the

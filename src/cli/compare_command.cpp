@@ -162,7 +162,7 @@ void run_compare(const CompareOptions& options) {
   synth_options.seed = options.seed;
   const Topology& topology = loaded.topology;
   if (options.output.xml())
-    fit_synthesis_to_msccl_xml(synth_options, &topology, loaded.collective.participants(topology).size(),
+    fit_synthesis_to_msccl_xml(synth_options, topology, loaded.collective.participants(topology).size(),
                                msccl_write_options(options.output.msccl));
   if (options.output.plan())
     fit_synthesis_to_mscclpp_plan(synth_options, topology, mscclpp_write_options(options.output.mscclpp));

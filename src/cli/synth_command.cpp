@@ -39,7 +39,7 @@ void run_synth(const SynthCommandOptions& options) {
   synth_options.seed = options.seed;
   synth_options.restarts = options.restarts;
   if (options.output.xml())
-    fit_synthesis_to_msccl_xml(synth_options, &topology, collective.participants(topology).size(),
+    fit_synthesis_to_msccl_xml(synth_options, topology, collective.participants(topology).size(),
                                msccl_write_options(options.output.msccl));
   if (options.output.plan())
     fit_synthesis_to_mscclpp_plan(synth_options, topology, mscclpp_write_options(options.output.mscclpp));

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include "../support/collectives.hpp"
 #include "tenet/baselines/baseline.hpp"
@@ -85,6 +86,34 @@ TEST_CASE("the TACOS failure study: a 4x4 mesh with NPUs 7 and 9 failed beats ri
   CHECK(outcomes[1].synth.npus == 14);
   CHECK(outcomes[1].slowdown > 1.0);
   CHECK(outcomes[1].speedup_over_best_baseline > 1.0);
+}
+
+TEST_CASE("each scenario's synthesis is fitted to its file on the scenario's own network", "[batch]") {
+  const Topology mesh = generate_topology(nlohmann::json{{"kind", "mesh"}, {"dims", {3, 3}}}, LinkDefaults{}, "t", "");
+  std::vector<Scenario> scenarios(2);
+  scenarios[0].name = "healthy";
+  scenarios[1].name = "one-down";
+  scenarios[1].failed_npus = {4};
+  BatchOptions options = allreduce_options();
+  options.baselines = {};
+  std::mutex mutex;
+  std::vector<std::size_t> fitted_npus;
+  // The fitted options are the ones run: a fixed chunk count (the collective's one).
+  options.fit_synthesis = [&](SynthOptions& synth, const Topology& degraded, const Collective& collective) {
+    std::lock_guard<std::mutex> lock(mutex);
+    fitted_npus.push_back(collective.participants(degraded).size());
+    synth.auto_chunks = false;
+  };
+  // Unfitted, 16 MiB takes 64 chunks per NPU.
+  options.collective.size_bytes = 16 << 20;
+  options.synth.auto_chunks = true;
+  const std::vector<ScenarioOutcome> outcomes = run_batch(mesh, scenarios, options);
+  std::sort(fitted_npus.begin(), fitted_npus.end());
+  CHECK(fitted_npus == std::vector<std::size_t>{8, 9});
+  for (const ScenarioOutcome& outcome : outcomes) {
+    REQUIRE(outcome.status == "ok");
+    CHECK(outcome.synth.extra["chunks_per_npu"] == 1);
+  }
 }
 
 TEST_CASE("results do not depend on the thread count, and shards add up to the whole run", "[batch][threads]") {

@@ -33,6 +33,10 @@ struct BatchOptions {
   std::uint32_t shard_count = 1;
   /// Hand the sink the applicable, verified baselines' schedules too (to write the best file).
   bool keep_baseline_schedules = false;
+  /// Fits each scenario's synthesis to the file its schedule will be written to (batch --xml,
+  /// --mscclpp), as synth -o does: called with a copy of `synth` and the scenario's own network
+  /// and collective, which outlive that scenario's synthesis. Called from worker threads.
+  std::function<void(SynthOptions&, const Topology&, const Collective&)> fit_synthesis;
 };
 
 struct ScenarioOutcome {
