@@ -340,6 +340,10 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology,
                                 const MscclWriteOptions& write_options) {
   const Topology* on = &topology;
   options.file_time = [on](const Schedule& schedule) { return msccl_expected_time_us(schedule, *on); };
+  // Chunks larger than the runtime's slice run as a pipeline of slices, which the estimate misses.
+  options.file_time_pipelined = [on, protocol = write_options.protocol](const Schedule& schedule, double file_us) {
+    return msccl_pipelined_time_us(schedule, *on, protocol, file_us);
+  };
   MscclWriteOptions ranking = write_options;
   ranking.search_channels_when_serialized = false;
   options.written_file_time = [on, ranking](const Schedule& schedule) {

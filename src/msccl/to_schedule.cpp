@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -56,6 +57,12 @@ MscclRuntimeModel msccl_runtime_model(MscclProtocol protocol, int nchunksperloop
   model.max_allowed_count = static_cast<int>(std::clamp<std::uint64_t>(
       model.slice_bytes / chunk_bytes, 1, static_cast<std::uint64_t>(msccl_detail::kMaxCount)));
   return model;
+}
+
+bool msccl_runtime_slices(const Schedule& schedule, MscclProtocol protocol) {
+  const std::uint64_t chunks = std::uint64_t{schedule.chunks_per_member()} * schedule.members().size();
+  if (chunks == 0 || chunks > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return false;
+  return msccl_runtime_model(protocol, static_cast<int>(chunks), schedule.size_bytes()).iterations > 1;
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -18,6 +19,7 @@
 #include "tenet/common/units.hpp"
 #include "tenet/sim/runtime_routes.hpp"
 #include "tenet/sim/simulator.hpp"
+#include "tenet/topology/routing.hpp"
 #include "writer.hpp"
 
 namespace tenet {
@@ -616,6 +618,35 @@ double msccl_expected_time_us(const Schedule& schedule, const Topology& topology
   } catch (const InputError&) {
     return std::numeric_limits<double>::infinity();
   }
+}
+
+double msccl_pipelined_time_us(const Schedule& schedule, const Topology& topology, MscclProtocol protocol,
+                               double whole_us) {
+  if (!std::isfinite(whole_us) || !msccl_runtime_slices(schedule, protocol))
+    return std::numeric_limits<double>::infinity();
+  // Bytes per pair of ranks, then per link of the runtime's route between them.
+  std::map<std::pair<NodeId, NodeId>, double> pair_bytes;
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    pair_bytes[{transfer.src, transfer.dst}] += schedule.bytes_of(transfer);
+  }
+  const Router router(topology);
+  std::vector<double> link_bytes(topology.link_count(), 0.0);
+  std::optional<RouteTree> tree;
+  for (const auto& [pair, bytes] : pair_bytes) {
+    if (!tree || tree->source != pair.first) tree = router.tree_from(pair.first);
+    for (LinkId link : router.path_in(*tree, pair.second)) link_bytes[link] += bytes;
+  }
+  double busiest_us = 0.0;
+  for (LinkId id = 0; id < link_bytes.size(); ++id)
+    busiest_us = std::max(busiest_us, link_bytes[id] / bytes_per_us(topology.link(id).bandwidth_GBps));
+  // The first slice takes the whole program's time at 1/slices of the bytes (alphas are not
+  // scaled down: optimistic), and each later one adds the busiest link's time for a slice.
+  const auto slices = static_cast<double>(
+      msccl_runtime_model(protocol, static_cast<int>(schedule.chunks_per_member() * schedule.members().size()),
+                          schedule.size_bytes())
+          .iterations);
+  return whole_us / slices + (slices - 1.0) / slices * busiest_us;
 }
 
 std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology,

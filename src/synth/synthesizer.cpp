@@ -46,6 +46,15 @@ constexpr double kUnwritable_us = 1e15;
 /// round counts as unwritable: each check lays out a whole plan (0.3-1 s at 64 MiB on
 /// two-level-switch-8x4, where one round's ten best failed in turn).
 constexpr std::size_t kFileFitsChecks = 2;
+/// Files the runtime pipelines in slices (SynthOptions::file_time_pipelined): the candidates of the
+/// lowest such estimates, at most this many, are written at the end, each only where its estimate
+/// beats the best by this factor. A pipeline does not run as well as estimated (a100-4x8-ib
+/// reduce-scatter of 1 GiB, one chunk per NPU: 4.174 ms estimated, 4.242 written; ring-fc-switch-2x4x8
+/// all-reduce of 1 GiB: 5.58 and 7.30), and a write takes 0.1-0.9 s at 1 GiB on 32 to 64 ranks;
+/// written where the estimate was under the best's at all, no file was faster on nine switched
+/// networks at 1 GiB, and synthesis took up to 2.7x as long (tree-4x8 all-reduce 0.66 -> 1.79 s).
+constexpr std::size_t kPipelinedContenders = 2;
+constexpr double kPipelineGain = 0.97;
 /// Relative difference between a plan and its replay that the plan's rounding up to ticks explains.
 constexpr double kPlanRounding = 1e-6;
 
@@ -185,6 +194,15 @@ struct RoundResult {
   double plan_us = 0.0;                                      ///< what the best's plan predicted
   Schedule schedule;                                         ///< the best's, on the input topology, timed as replayed
   std::vector<LinkLoad> link_loads;
+  /// The candidate whose file the runtime's pipeline of slices could make fastest
+  /// (SynthOptions::file_time_pipelined), where that beats `pipelined_to_beat`: candidates.size()
+  /// when none does.
+  std::size_t pipelined = 0;
+  double pipelined_estimate_us = std::numeric_limits<double>::infinity();
+  Schedule pipelined_schedule;
+  double pipelined_time_us = 0.0;
+  double pipelined_plan_us = 0.0;
+  std::vector<LinkLoad> pipelined_link_loads;
 };
 
 /// Turns a candidate's traces into its schedule (consuming them).
@@ -249,10 +267,11 @@ std::pair<Schedule, SimResult> replayed_executable(Schedule planned, const Candi
 /// real network when `replay_all`, else by their planned time (point-to-point links, where the
 /// plan is its replay, or unwindings too large to route), with branch and bound below
 /// `known_best_us`. Only a best scoring below `best_score_so_far` (an earlier round's) has its file
-/// checked exactly (SynthOptions::file_fits).
+/// checked exactly (SynthOptions::file_fits). RoundResult::pipelined: only a pipeline estimated
+/// below `pipelined_to_beat`.
 RoundResult run_round(const Topology& topology, const Collective& collective, const std::vector<NodeId>& members,
                       const std::vector<Candidate>& candidates, const SynthOptions& options, bool replay_all,
-                      double known_best_us, double best_score_so_far) {
+                      double known_best_us, double best_score_so_far, double pipelined_to_beat) {
   std::vector<Outcome> outcomes(candidates.size());
   // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
   // the topology), so they all go in parallel: two threads keep busy through each run's serial
@@ -344,6 +363,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   const bool by_file = switched && static_cast<bool>(options.file_time);
   std::vector<std::optional<Schedule>> schedules(candidates.size());
   std::vector<SimResult> replays(candidates.size());
+  std::vector<double> pipelined(candidates.size(), std::numeric_limits<double>::infinity());
   parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
     if (outcomes[i].abandoned) return;
     if (!candidates[i].routed && !replay_all) {
@@ -359,6 +379,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
       schedules[i]->retime(replays[i].start_us, replays[i].end_us);
       const double file_us = options.file_time(*schedules[i]);
       round.scores[i] = std::isfinite(file_us) ? file_us : kUnwritable_us + replays[i].time_us;
+      if (options.file_time_pipelined) pipelined[i] = options.file_time_pipelined(*schedules[i], file_us);
     }
   });
   const auto pick_best = [&] {
@@ -369,6 +390,23 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     }
   };
   pick_best();
+  // The runtime pipelines files of few, large chunks in slices, which file_time does not see. The
+  // candidate whose pipeline could be fastest is kept beside the round's scores, which drive the
+  // search (its early stops among them), and its file is written at the end where it could win.
+  round.pipelined = candidates.size();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (pipelined[i] < pipelined_to_beat &&
+        (round.pipelined == candidates.size() || pipelined[i] < pipelined[round.pipelined]))
+      round.pipelined = i;
+  }
+  if (round.pipelined != candidates.size()) {
+    const std::size_t i = round.pipelined;
+    round.pipelined_estimate_us = pipelined[i];
+    round.pipelined_schedule = *schedules[i];
+    round.pipelined_time_us = replays[i].time_us;
+    round.pipelined_plan_us = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
+    round.pipelined_link_loads = replays[i].links;
+  }
   // The best whose file passes the exact check; one that fails ranks with the unwritable. Where
   // the best few fail, the round's chunk count is past the file's limits: the round ranks with them.
   // Not where the round's best cannot beat an earlier round's anyway.
@@ -727,9 +765,20 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     double time_us;
     double plan_us;
     std::vector<LinkLoad> link_loads;
+    double estimate_us = 0.0;  ///< a pipelined contender's estimate (SynthOptions::file_time_pipelined)
   };
+  // The candidates whose files the runtime's pipelines of slices could make fastest, by estimate.
+  std::vector<Finalist> pipelined;
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
   const bool keeps_finalists = !switched && static_cast<bool>(options.file_time);
+  // A finalist's file time; written where the runtime's pipeline could make it faster.
+  const auto finalist_file_us = [&](const Schedule& schedule) {
+    const double file_us = options.file_time(schedule);
+    if (options.file_time_pipelined && options.written_file_time &&
+        options.file_time_pipelined(schedule, file_us) < kPipelineGain * file_us)
+      return std::min(file_us, options.written_file_time(schedule));
+    return file_us;
+  };
   std::optional<Finalist> search_best;
   bool search_led = false;  // the running search has found the best so far
   // One chunk count of `counts` per round, in order; `every_family`: no beam, every family at every
@@ -758,8 +807,21 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       tried += static_cast<std::uint32_t>(candidates.size());
       work += static_cast<double>(candidates.size()) * transfers_with(chunks);
       const bool replay_all = switched && (native || routable);
-      RoundResult outcome = run_round(topology, collective, members, candidates, options, replay_all,
-                                      switched ? std::numeric_limits<double>::infinity() : best_time, best_score);
+      const double pipelined_to_beat = pipelined.size() < kPipelinedContenders ? std::numeric_limits<double>::infinity()
+                                                                               : pipelined.back().estimate_us;
+      RoundResult outcome =
+          run_round(topology, collective, members, candidates, options, replay_all,
+                    switched ? std::numeric_limits<double>::infinity() : best_time, best_score, pipelined_to_beat);
+      if (outcome.pipelined < candidates.size()) {
+        // Kept in order of estimate (ties: the earlier), the fewest.
+        if (pipelined.size() == kPipelinedContenders) pipelined.pop_back();
+        Finalist contender{
+            candidates[outcome.pipelined], std::move(outcome.pipelined_schedule),   outcome.pipelined_time_us,
+            outcome.pipelined_plan_us,     std::move(outcome.pipelined_link_loads), outcome.pipelined_estimate_us};
+        const auto at = std::upper_bound(pipelined.begin(), pipelined.end(), contender.estimate_us,
+                                         [](double estimate, const Finalist& f) { return estimate < f.estimate_us; });
+        pipelined.insert(at, std::move(contender));
+      }
       const bool improved = outcome.best < candidates.size() && outcome.score < best_score;
       // A copy only while this search has not led (then its best is the winner, kept anyway).
       search_led = search_led || improved;
@@ -842,9 +904,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (finalists.size() > 1) {
     // The one whose file is fastest (ties: the later one, its plan faster or alone writable).
     std::size_t pick = finalists.size() - 1;
-    double pick_file_us = options.file_time(finalists[pick].schedule);
+    double pick_file_us = finalist_file_us(finalists[pick].schedule);
     for (std::size_t i = pick; i-- > 0;) {
-      const double file_us = options.file_time(finalists[i].schedule);
+      const double file_us = finalist_file_us(finalists[i].schedule);
       if (file_us < pick_file_us) {
         pick = i;
         pick_file_us = file_us;
@@ -875,10 +937,34 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          options.file_time, all_reduce && uneven_ingress, options.written_file_time);
   }
+  // A file the runtime pipelines in slices, where it runs faster than the search's winner's (that
+  // one's estimate where clearly slower, else its file: two-level-switch-8x4 reduce-scatter of
+  // 1 GiB, one chunk per NPU written at 4.192 ms, the winner estimated and written at 4.155) and
+  // could beat the trees'.
+  const double trees_score = trees ? trees->score_us : std::numeric_limits<double>::infinity();
+  Finalist* piped = nullptr;
+  double piped_file_us = std::numeric_limits<double>::infinity();
+  for (Finalist& contender : pipelined) {
+    if (contender.estimate_us >= kPipelineGain * std::min({best_score, trees_score, piped_file_us})) break;
+    const double file_us = options.written_file_time(contender.schedule);
+    if (file_us < piped_file_us) {
+      piped = &contender;
+      piped_file_us = file_us;
+    }
+  }
+  if (piped && (piped_file_us < best_score || (piped_file_us < kFileEstimateDoubt * best_score &&
+                                               piped_file_us < options.written_file_time(result.schedule)))) {
+    winner = piped->candidate;
+    best_time = piped->time_us;
+    best_score = piped_file_us;
+    result.schedule = std::move(piped->schedule);
+    result.plan_us = piped->plan_us;
+    result.link_loads = std::move(piped->link_loads);
+  }
   // What the trees must beat: on switched networks the candidates were scored by their file
   // already; on point-to-point ones the chosen finalist's file.
   double incumbent_score = best_score;
-  if (trees && keeps_finalists) incumbent_score = chosen_file_us ? *chosen_file_us : options.file_time(result.schedule);
+  if (trees && keeps_finalists) incumbent_score = chosen_file_us ? *chosen_file_us : finalist_file_us(result.schedule);
   result.time_us = best_time;
   result.unwind_degree = winner->degree;
   result.switch_native = winner->switch_native;

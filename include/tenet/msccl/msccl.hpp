@@ -49,6 +49,10 @@ struct MscclRuntimeModel {
   int fifo_calls = 2;             ///< calls a connection buffers
 };
 MscclRuntimeModel msccl_runtime_model(MscclProtocol protocol, int nchunksperloop, std::uint64_t size_bytes);
+/// Whether the runtime would run `schedule`'s file in several slices of each chunk (its chunks are
+/// larger than a slice of `protocol`): it then pipelines the slices through the whole program,
+/// which neither the schedule's time nor msccl_expected_time_us sees.
+bool msccl_runtime_slices(const Schedule& schedule, MscclProtocol protocol);
 
 struct MscclWriteOptions {
   MscclProtocol protocol = MscclProtocol::kSimple;
@@ -126,8 +130,17 @@ std::uint64_t msccl_step_room(std::size_t ranks);
 /// transfers through non-members). `schedule` must carry its times on `topology` (a replay's).
 /// Planned on routes other than the runtime's, it is replayed on the runtime's first (an MSCCL file
 /// names no routes: h100-4x8-rail spanning-tree all-gather of 1 GiB, 2.308 ms on its own routes,
-/// 3.401 ms on the runtime's).
+/// 3.401 ms on the runtime's). Where the runtime runs the file in slices (msccl_runtime_slices),
+/// the slices' pipeline can make the file far faster than this (msccl_pipelined_time_us).
 double msccl_expected_time_us(const Schedule& schedule, const Topology& topology);
+/// Where the runtime runs `schedule`'s file in slices (msccl_runtime_slices, with `protocol`), the
+/// time of the slices' pipeline at its best: the first slice takes `whole_us` (the file's time
+/// unsliced, msccl_expected_time_us) at 1/slices of the bytes, and each later one the busiest
+/// link's time for a slice on the runtime's routes. Files run slower (alphas, threadblocks, calls
+/// per step; a100-4x8-ib reduce-scatter of 1 GiB, one chunk per NPU: 6.381 ms as planned, 4.150
+/// at best, 4.242 as a file). Infinity where the runtime does not slice it.
+double msccl_pipelined_time_us(const Schedule& schedule, const Topology& topology, MscclProtocol protocol,
+                               double whole_us);
 
 // ------------------------------------------------------------------------------------------------
 // The program as the runtime reads it: one entry per element, attributes as written.

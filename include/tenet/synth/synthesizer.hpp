@@ -107,6 +107,12 @@ struct SynthOptions {
   /// matching's best, where file_time's estimate can pick the slower file (mi250-2x16-ib
   /// all-reduce of 64 MiB: the trees' file estimated at 575.7 us runs 658.8, the matching's 600.2).
   std::function<double(const Schedule&)> written_file_time;
+  /// With file_time and written_file_time: where the runtime pipelines a file's chunks in slices
+  /// (MSCCL, msccl_pipelined_time_us), the time that pipeline could take at best, which file_time
+  /// (passed as the second argument) does not see; infinity elsewhere. A round's candidate of the lowest such time, where that
+  /// could beat the round's and the earlier rounds' best, is written and scored by its file where
+  /// that is faster; so are finalists.
+  std::function<double(const Schedule&, double)> file_time_pipelined;
   /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
   /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
   std::uint64_t max_transfers_per_member = 0;
