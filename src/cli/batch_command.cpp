@@ -123,24 +123,27 @@ void prepare_out_dir(const std::string& folder, bool force, const std::vector<st
   if (code) throw InputError(folder, "", "cannot create the folder: " + code.message());
 }
 
-/// Writes the schedule as MSCCL XML to `path`; when MSCCL cannot express it, removes what an
-/// earlier run left there and returns why, for the scenario's row.
+/// Writes the schedule as MSCCL XML to `path` and sets `time_us` to the file's time on the
+/// runtime's model; when MSCCL cannot express it, removes what an earlier run left there and
+/// returns why, for the scenario's row.
 std::string write_msccl_xml(const std::string& path, const Schedule& schedule, const Topology& topology,
-                            const MscclWriteOptions& options) {
-  std::string reason;
-  const std::optional<std::string> text = msccl_xml_or_reason(schedule, topology, options, reason);
-  if (!text) {
+                            const MscclWriteOptions& options, double& time_us) {
+  MscclWritten written;
+  try {
+    written = tenet::write_msccl_xml(schedule, topology, options);
+  } catch (const InputError& error) {
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
-    return "no MSCCL XML: " + reason;
+    return "no MSCCL XML: " + problem_messages(error);
   }
-  write_file_atomically(path, *text);
+  write_file_atomically(path, written.text);
+  time_us = written.time_us;
   return "";
 }
 
 /// The same for an MSCCL++ plan.
 std::string write_plan(const std::string& path, const Schedule& schedule, const Topology& topology,
-                       const MscclppOptions& options) {
+                       const MscclppOptions& options, double& time_us) {
   std::string reason;
   const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, options, reason);
   if (!text) {
@@ -149,19 +152,21 @@ std::string write_plan(const std::string& path, const Schedule& schedule, const 
     return "no MSCCL++ plan: " + reason;
   }
   write_file_atomically(path, *text);
+  time_us = simulate(topology, mscclpp_plan_to_schedule(*text, path, topology, schedule.size_bytes())).time_us;
   return "";
 }
 
 /// --best: the fastest file of the synthesized and the baseline schedules, in the format of
 /// `output.path`; "" or a note saying which algorithm went into the file (or why none could).
 std::string write_best_file(const ScheduleOutput& output, const Schedule& synthesized, double synth_time_us,
-                            const std::vector<NamedSchedule>& baselines, const Topology& topology) {
+                            const std::vector<NamedSchedule>& baselines, const Topology& topology, double& time_us) {
   std::vector<BestCandidate> candidates{{"synth", &synthesized, synth_time_us}};
   for (const NamedSchedule& baseline : baselines)
     candidates.push_back({baseline.algorithm, &baseline.schedule, baseline.time_us});
   const std::string file = output.path.substr(output.path.find_last_of('/') + 1);
   try {
     const BestWritten written = write_best(output, candidates, topology);
+    time_us = written.file_time_us;
     return written.algorithm == "synth" ? "" : file + " holds " + written.algorithm + " (fastest file)";
   } catch (const InputError& error) {
     std::error_code ignored;
@@ -266,6 +271,8 @@ void run_batch_command(const BatchCommandOptions& options) {
   ScheduleSink sink;
   std::mutex notes_mutex;
   std::map<std::size_t, std::string> notes;  // by scenario index
+  // The written files' times on their runtime's model, by scenario index.
+  std::map<std::size_t, nlohmann::json> file_times;
   if (!options.out_dir.empty()) {
     sink = [&](const ScenarioOutcome& outcome, const Topology& degraded, const Schedule& schedule,
                const std::vector<NamedSchedule>& baselines) {
@@ -274,24 +281,32 @@ void run_batch_command(const BatchCommandOptions& options) {
       const auto add_note = [&](const std::string& more) {
         if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
       };
+      double unused = 0.0;
+      double xml_us = 0.0;
+      double plan_us = 0.0;
       if (options.best) {
         ScheduleOutput output;
         output.msccl = options.msccl;
         output.mscclpp = options.mscclpp_options;
         output.path = stem + ".json";
-        add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
+        add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded, unused));
         output.path = stem + ".xml";
-        if (options.xml) add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
+        if (options.xml)
+          add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded, xml_us));
         output.path = stem + ".plan.json";
-        if (options.mscclpp) add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded));
+        if (options.mscclpp)
+          add_note(write_best_file(output, schedule, outcome.synth.time_us, baselines, degraded, plan_us));
       } else {
         write_file_atomically(stem + ".json", [&](std::ostream& out) { write_schedule_text(out, schedule, degraded); });
-        if (options.xml) add_note(write_msccl_xml(stem + ".xml", schedule, degraded, msccl));
-        if (options.mscclpp) add_note(write_plan(stem + ".plan.json", schedule, degraded, plan_options));
+        if (options.xml) add_note(write_msccl_xml(stem + ".xml", schedule, degraded, msccl, xml_us));
+        if (options.mscclpp) add_note(write_plan(stem + ".plan.json", schedule, degraded, plan_options, plan_us));
       }
-      if (note.empty()) return;
+      nlohmann::json times = nlohmann::json::object();
+      if (xml_us > 0.0) times["xml_time_us"] = xml_us;
+      if (plan_us > 0.0) times["plan_time_us"] = plan_us;
       std::lock_guard<std::mutex> lock(notes_mutex);
-      notes[outcome.index] = note;
+      if (!note.empty()) notes[outcome.index] = note;
+      if (!times.empty()) file_times[outcome.index] = std::move(times);
     };
   }
   const bool show_progress = stderr_is_terminal();
@@ -323,6 +338,8 @@ void run_batch_command(const BatchCommandOptions& options) {
     }
     const auto note = notes.find(outcome.index);
     if (note != notes.end()) rows.back()["note"] = note->second;
+    const auto times = file_times.find(outcome.index);
+    if (times != file_times.end()) rows.back().update(times->second);
   }
   const std::string shard_label = batch.shard_count == 1 ? "all" : options.shard;
   const nlohmann::json summary = batch_summary(identity, shard_label, rows);

@@ -50,9 +50,11 @@ tenet_cli_test(plan_fitted_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/ring-fc-sw
   STDOUT "fitted.plan.json: verified: MSCCL++ allreduce (Simple, out-of-place) on 16 ranks")
 tenet_plan_pair(plan_fitted)
 # batch --mscclpp fits each scenario's synthesis the same way: the healthy network's plan is the one
-# synth writes (before, every scenario's fastest schedule was refused as a plan).
+# synth writes (before, every scenario's fastest schedule was refused as a plan), and its row says
+# what the plan takes.
 tenet_cli_test(plan_batch_fitted_write EXIT 0 ARGS batch -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json -c allreduce
-  --size 64MiB --baselines none --scenarios random-links:1:1 --out-dir plan-fitted --force --mscclpp)
+  --size 64MiB --baselines none --scenarios random-links:1:1 --out-dir plan-fitted --force --mscclpp --json
+  STDOUT "\"plan_time_us\": 413.4")
 tenet_cli_test(plan_batch_fitted_verify EXIT 0 ARGS simulate -t ${TOPOLOGIES}/ring-fc-switch-2x4x2.json
   plan-fitted/healthy.plan.json STDOUT "time                               413.5 us")
 tenet_plan_pair(plan_batch_fitted)
