@@ -109,9 +109,10 @@ struct SynthOptions {
   std::function<double(const Schedule&)> written_file_time;
   /// With file_time and written_file_time: where the runtime pipelines a file's chunks in slices
   /// (MSCCL, msccl_pipelined_time_us), the time that pipeline could take at best, which file_time
-  /// (passed as the second argument) does not see; infinity elsewhere. A round's candidate of the lowest such time, where that
-  /// could beat the round's and the earlier rounds' best, is written and scored by its file where
-  /// that is faster; so are finalists.
+  /// (the second argument) does not see; infinity elsewhere. Each round keeps its candidate of the
+  /// lowest such time beside its scores; the two lowest of the search are written at the end
+  /// where they could beat the winner, and a faster file wins. Point-to-point finalists are
+  /// written where it could beat their estimate.
   std::function<double(const Schedule&, double)> file_time_pipelined;
   /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
   /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
