@@ -488,6 +488,16 @@ TEST_CASE("a file the runtime pipelines in slices wins where it runs fastest", "
   const SynthResult unchanged = synthesize(topology, collective, options);
   CHECK(writes.load() == 0);
   CHECK(schedule_to_text(unchanged.schedule, topology) == schedule_to_text(unpiped.schedule, topology));
+  // A pipeline estimated a little over the winner's estimate, where the winner's own file runs 10%
+  // over its estimate: the winner's file is written to compare with, and the pipelined file wins.
+  const double winner_us = unpiped.time_us;
+  options.file_time_pipelined = [other, winner_us](const Schedule& schedule, double) {
+    return schedule.chunks_per_member() == other ? 1.02 * winner_us : std::numeric_limits<double>::infinity();
+  };
+  options.written_file_time = [other, winner_us](const Schedule& schedule) {
+    return schedule.chunks_per_member() == other ? winner_us : 1.1 * schedule.planned_time_us();
+  };
+  CHECK(synthesize(topology, collective, options).chunks_per_npu == other);
 }
 
 TEST_CASE("synchronous rounds on unwound switches are scored by their replay", "[synth]") {
