@@ -968,13 +968,15 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     winner = piped->candidate;
     best_time = piped->time_us;
     best_score = piped_file_us;
+    winner_file_us = piped_file_us;
     result.schedule = std::move(piped->schedule);
     result.plan_us = piped->plan_us;
     result.link_loads = std::move(piped->link_loads);
   }
   // What the trees must beat: on switched networks the candidates were scored by their file
   // already; on point-to-point ones the chosen finalist's file.
-  double incumbent_score = best_score;
+  // Where the incumbent's file was written above, that file's time, not the estimate.
+  double incumbent_score = winner_file_us ? *winner_file_us : best_score;
   if (trees && keeps_finalists) incumbent_score = chosen_file_us ? *chosen_file_us : finalist_file_us(result.schedule);
   result.time_us = best_time;
   result.unwind_degree = winner->degree;
@@ -995,7 +997,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     const double trees_file = trees->written ? trees->score_us : options.written_file_time(trees->schedule);
     // Files seldom run faster than their estimates (msccl_expected_time_us), so the matching's is
     // written only where its estimate beats the trees' file.
-    trees_win = trees_file < incumbent_score || trees_file < options.written_file_time(result.schedule);
+    trees_win =
+        trees_file < incumbent_score || (!winner_file_us && trees_file < options.written_file_time(result.schedule));
   }
   if (trees_win) {
     result.schedule = std::move(trees->schedule);
