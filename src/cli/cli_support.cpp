@@ -326,16 +326,6 @@ CLI::Validator non_empty_path() {
                         "FILE");
 }
 
-std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
-                                               const MscclWriteOptions& options, std::string& reason) {
-  try {
-    return schedule_to_msccl_xml(schedule, topology, options);
-  } catch (const InputError& error) {
-    reason = problem_messages(error);
-    return std::nullopt;
-  }
-}
-
 void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology, std::size_t members,
                                 const MscclWriteOptions& write_options) {
   const Topology* on = &topology;

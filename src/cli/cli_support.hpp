@@ -121,13 +121,8 @@ void add_msccl_options(CLI::App* command, MscclOutputOptions& options, const std
 /// The writer's options; an unknown protocol is an InputError naming --proto.
 MscclWriteOptions msccl_write_options(const MscclOutputOptions& options);
 
-/// The schedule as MSCCL XML; nullopt, with `reason` set, when MSCCL cannot express it (the writer's
-/// InputError: a transfer through a non-member, a runtime limit, ...).
 /// An InputError's messages joined by "; " (a writer's reason, inside another message).
 std::string problem_messages(const InputError& error);
-
-std::optional<std::string> msccl_xml_or_reason(const Schedule& schedule, const Topology& topology,
-                                               const MscclWriteOptions& options, std::string& reason);
 
 /// -o/--output (a schedule .json, an MSCCL algorithm .xml or an MSCCL++ plan .plan.json) and the
 /// options of the last two.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "../support/catch.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
