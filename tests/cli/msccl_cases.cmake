@@ -29,6 +29,15 @@ tenet_cli_test(msccl_switch_verify EXIT 0 ARGS verify -t ${TOPOLOGIES}/two-level
   STDOUT "on 32 ranks, 32 chunks per loop, ")
 tenet_msccl_pair(msccl_switch)
 
+# Chunks of 64 MiB run in 32 slices of 2 MiB, pipelined: the file runs faster than its schedule,
+# and synth says why.
+tenet_cli_test(msccl_sliced_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/a100-2x8-ib.json -c reducescatter --size 1GiB
+  --chunks-per-npu 1 -o sliced-rs.xml
+  STDOUT "x the schedule; the runtime runs it in 32 slices of each chunk, pipelined")
+tenet_cli_test(msccl_sliced_verify EXIT 0 ARGS simulate -t ${TOPOLOGIES}/a100-2x8-ib.json sliced-rs.xml
+  STDOUT "3.259 ms")
+tenet_msccl_pair(msccl_sliced)
+
 # The SPEC's example, as msccl-tools wrote it.
 tenet_cli_test(msccl_spec_example EXIT 0 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/spec-ring.xml
   STDOUT "spec-ring.xml: verified: MSCCL allgather (Simple, in-place) on 3 ranks")
