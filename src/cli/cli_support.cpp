@@ -329,14 +329,14 @@ CLI::Validator non_empty_path() {
 void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology, std::size_t members,
                                 const MscclWriteOptions& write_options) {
   const Topology* on = &topology;
-  options.file_time = [on](const Schedule& schedule) { return msccl_expected_time_us(schedule, *on); };
+  options.file.estimate = [on](const Schedule& schedule) { return msccl_expected_time_us(schedule, *on); };
   // Chunks larger than the runtime's slice run as a pipeline of slices, which the estimate misses.
-  options.file_time_pipelined = [on, protocol = write_options.protocol](const Schedule& schedule, double file_us) {
+  options.file.pipelined = [on, protocol = write_options.protocol](const Schedule& schedule, double file_us) {
     return msccl_pipelined_time_us(schedule, *on, protocol, file_us);
   };
   MscclWriteOptions ranking = write_options;
   ranking.search_channels_when_serialized = false;
-  options.written_file_time = [on, ranking](const Schedule& schedule) {
+  options.file.written = [on, ranking](const Schedule& schedule) {
     try {
       return write_msccl_xml(schedule, *on, ranking).time_us;
     } catch (const InputError&) {
@@ -355,16 +355,16 @@ void fit_synthesis_to_mscclpp_plan(SynthOptions& options, const Topology& topolo
   // reduce-scatter of 64 MiB, switch-native: 270.7 us planned, 662.8 on the runtime's routes, its
   // plan 379.1; ranked by the latter, a plan of 415.3 us was chosen). Fitting every candidate's
   // plan exactly took 25 s on two-level-switch-8x4 (all-reduce of 64 MiB), so only each round's
-  // best is (file_fits).
-  options.file_time = [on, plan_options](const Schedule& schedule) {
+  // best is (SynthOptions::FileModel::fits).
+  options.file.estimate = [on, plan_options](const Schedule& schedule) {
     if (!mscclpp_threadblocks_suffice(schedule, *on, plan_options)) return std::numeric_limits<double>::infinity();
     if (transfers_off_runtime_routes(schedule, *on) == 0) return schedule.planned_time_us();
     return std::min(schedule.planned_time_us(), on_runtime_routes(schedule, *on).planned_time_us());
   };
-  options.file_fits = [on, plan_options](const Schedule& schedule) {
+  options.file.fits = [on, plan_options](const Schedule& schedule) {
     return mscclpp_plan_fits(schedule, *on, plan_options);
   };
-  options.written_file_time = [on, plan_options](const Schedule& schedule) {
+  options.file.written = [on, plan_options](const Schedule& schedule) {
     try {
       const std::string text = schedule_to_mscclpp_plan(schedule, *on, plan_options);
       return simulate(*on, mscclpp_plan_to_schedule(text, "MSCCL++ plan", *on, schedule.size_bytes())).time_us;

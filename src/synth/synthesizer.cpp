@@ -39,14 +39,14 @@ namespace {
 
 /// Point-to-point plans up to this many transfers are replayed, and retimed where the replay is earlier.
 constexpr std::size_t kReplayRetimeLimit = std::size_t{1} << 22;
-/// Added to the schedule time of a candidate whose file cannot be written (SynthOptions::file_time):
+/// Added to the schedule time of a candidate whose file cannot be written (SynthOptions::FileModel::estimate):
 /// every file that can be written ranks first, and among the others the fastest schedule.
 constexpr double kUnwritable_us = 1e15;
-/// Candidates of one round whose files are checked exactly (SynthOptions::file_fits) before the
+/// Candidates of one round whose files are checked exactly (SynthOptions::FileModel::fits) before the
 /// round counts as unwritable: each check lays out a whole plan (0.3-1 s at 64 MiB on
 /// two-level-switch-8x4, where one round's ten best failed in turn).
 constexpr std::size_t kFileFitsChecks = 2;
-/// Files the runtime pipelines in slices (SynthOptions::file_time_pipelined): the candidates of the
+/// Files the runtime pipelines in slices (SynthOptions::FileModel::pipelined): the candidates of the
 /// lowest such estimates, at most this many, are written at the end, each only where its estimate
 /// beats the best by this factor. A pipeline does not run as well as estimated (a100-4x8-ib
 /// reduce-scatter of 1 GiB, one chunk per NPU: 4.174 ms estimated, 4.242 written; ring-fc-switch-2x4x8
@@ -94,7 +94,7 @@ constexpr double kExhaustiveTransfers = 2.5e5;
 /// The whole search stops before its planned transfers pass this (the first round always runs).
 constexpr double kSearchTransfers = 1.5e6;
 
-/// Files whose estimated times (SynthOptions::file_time) are this close are both written and
+/// Files whose estimated times (SynthOptions::FileModel::estimate) are this close are both written and
 /// timed to decide between the spanning trees and the matching's best, where the trees had to be
 /// moved onto the runtime's routes: their pipelines then keep steps waiting in the runtime's
 /// threadblocks that the estimate does not see (mi250-2x16-ib all-reduce of 64 MiB: the trees'
@@ -198,7 +198,7 @@ struct RoundResult {
   Schedule schedule;                                         ///< the best's, on the input topology, timed as replayed
   std::vector<LinkLoad> link_loads;
   /// The candidate whose file the runtime's pipeline of slices could make fastest
-  /// (SynthOptions::file_time_pipelined), where that beats `pipelined_to_beat`: candidates.size()
+  /// (SynthOptions::FileModel::pipelined), where that beats `pipelined_to_beat`: candidates.size()
   /// when none does.
   std::size_t pipelined = 0;
   double pipelined_estimate_us = std::numeric_limits<double>::infinity();
@@ -270,7 +270,7 @@ std::pair<Schedule, SimResult> replayed_executable(Schedule planned, const Candi
 /// real network when `replay_all`, else by their planned time (point-to-point links, where the
 /// plan is its replay, or unwindings too large to route), with branch and bound below
 /// `known_best_us`. Only a best scoring below `best_score_so_far` (an earlier round's) has its file
-/// checked exactly (SynthOptions::file_fits). RoundResult::pipelined: only a pipeline estimated
+/// checked exactly (SynthOptions::FileModel::fits). RoundResult::pipelined: only a pipeline estimated
 /// below `pipelined_to_beat`.
 RoundResult run_round(const Topology& topology, const Collective& collective, const std::vector<NodeId>& members,
                       const std::vector<Candidate>& candidates, const SynthOptions& options, bool replay_all,
@@ -362,8 +362,8 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   // Scores: with `replay_all` (on switches) every candidate is scored by its replay on the real
   // network: an unwound plan routed through the switches, a switch-native one with only its
   // senders' port order kept; on point-to-point links the plan is its replay.
-  // With a file to write, replayed candidates are scored by that file's time (options.file_time).
-  const bool by_file = switched && static_cast<bool>(options.file_time);
+  // With a file to write, replayed candidates are scored by that file's time (options.file.estimate).
+  const bool by_file = switched && static_cast<bool>(options.file.estimate);
   std::vector<std::optional<Schedule>> schedules(candidates.size());
   std::vector<SimResult> replays(candidates.size());
   std::vector<double> pipelined(candidates.size(), std::numeric_limits<double>::infinity());
@@ -380,9 +380,9 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     round.scores[i] = replays[i].time_us;
     if (by_file) {
       schedules[i]->retime(replays[i].start_us, replays[i].end_us);
-      const double file_us = options.file_time(*schedules[i]);
+      const double file_us = options.file.estimate(*schedules[i]);
       round.scores[i] = std::isfinite(file_us) ? file_us : kUnwritable_us + replays[i].time_us;
-      if (options.file_time_pipelined) pipelined[i] = options.file_time_pipelined(*schedules[i], file_us);
+      if (options.file.pipelined) pipelined[i] = options.file.pipelined(*schedules[i], file_us);
     }
   });
   const auto pick_best = [&] {
@@ -393,7 +393,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     }
   };
   pick_best();
-  // The runtime pipelines files of few, large chunks in slices, which file_time does not see. The
+  // The runtime pipelines files of few, large chunks in slices, which FileModel::estimate does not see. The
   // candidate whose pipeline could be fastest is kept beside the round's scores, which drive the
   // search (its early stops among them), and its file is written at the end where it could win.
   round.pipelined = candidates.size();
@@ -414,9 +414,9 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   // the best few fail, the round's chunk count is past the file's limits: the round ranks with them.
   // Not where the round's best cannot beat an earlier round's anyway.
   std::size_t fit_checks = 0;
-  while (by_file && options.file_fits && round.best != candidates.size() && schedules[round.best] &&
+  while (by_file && options.file.fits && round.best != candidates.size() && schedules[round.best] &&
          round.scores[round.best] < std::min(kUnwritable_us, best_score_so_far) &&
-         !options.file_fits(*schedules[round.best])) {
+         !options.file.fits(*schedules[round.best])) {
     if (++fit_checks == kFileFitsChecks) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         if (round.scores[i] < kUnwritable_us) round.scores[i] = kUnwritable_us + replays[i].time_us;
@@ -768,18 +768,18 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     double time_us;
     double plan_us;
     std::vector<LinkLoad> link_loads;
-    double estimate_us = 0.0;  ///< a pipelined contender's estimate (SynthOptions::file_time_pipelined)
+    double estimate_us = 0.0;  ///< a pipelined contender's estimate (SynthOptions::FileModel::pipelined)
   };
   // The candidates whose files the runtime's pipelines of slices could make fastest, by estimate.
   std::vector<Finalist> pipelined;
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
-  const bool keeps_finalists = !switched && static_cast<bool>(options.file_time);
+  const bool keeps_finalists = !switched && static_cast<bool>(options.file.estimate);
   // A finalist's file time; written where the runtime's pipeline could make it faster.
   const auto finalist_file_us = [&](const Schedule& schedule) {
-    const double file_us = options.file_time(schedule);
-    if (options.file_time_pipelined && options.written_file_time &&
-        options.file_time_pipelined(schedule, file_us) < kPipelineGain * file_us)
-      return std::min(file_us, options.written_file_time(schedule));
+    const double file_us = options.file.estimate(schedule);
+    if (options.file.pipelined && options.file.written &&
+        options.file.pipelined(schedule, file_us) < kPipelineGain * file_us)
+      return std::min(file_us, options.file.written(schedule));
     return file_us;
   };
   std::optional<Finalist> search_best;
@@ -883,7 +883,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     if (best_time < kept_time) {
       finalists.push_back({*winner, result.schedule, best_time, result.plan_us, result.link_loads});
       kept_time = best_time;
-    } else if (search_best && !std::isfinite(options.file_time(finalists.back().schedule))) {
+    } else if (search_best && !std::isfinite(options.file.estimate(finalists.back().schedule))) {
       // The fastest plan cannot be written, for one: hop by hop through NPUs outside the members,
       // which are no ranks. This search's best may be (routed transfers go member to member).
       finalists.push_back(std::move(*search_best));
@@ -938,7 +938,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
                      kTreeAlphaShare) &&
       best_time > kTreeGap * lower_bound(topology, collective, compute_diameter(topology, members)).total_us) {
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
-                                         options.file_time, all_reduce && uneven_ingress, options.written_file_time);
+                                         options.file.estimate, all_reduce && uneven_ingress, options.file.written);
   }
   // A file the runtime pipelines in slices, where it runs faster than the search's winner's (that
   // one's estimate where clearly slower, else its file: two-level-switch-8x4 reduce-scatter of
@@ -951,20 +951,20 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   std::optional<double> winner_file_us;
   if (!pipelined.empty() && trees_score >= best_score && pipelined.front().estimate_us >= kPipelineGain * best_score &&
       pipelined.front().estimate_us < kPipelineNear * best_score)
-    winner_file_us = options.written_file_time(result.schedule);
+    winner_file_us = options.file.written(result.schedule);
   const double winner_us = winner_file_us ? *winner_file_us : best_score;
   Finalist* piped = nullptr;
   double piped_file_us = std::numeric_limits<double>::infinity();
   for (Finalist& contender : pipelined) {
     if (contender.estimate_us >= kPipelineGain * std::min({winner_us, trees_score, piped_file_us})) break;
-    const double file_us = options.written_file_time(contender.schedule);
+    const double file_us = options.file.written(contender.schedule);
     if (file_us < piped_file_us) {
       piped = &contender;
       piped_file_us = file_us;
     }
   }
   if (piped && (piped_file_us < winner_us || (!winner_file_us && piped_file_us < kFileEstimateDoubt * best_score &&
-                                              piped_file_us < options.written_file_time(result.schedule)))) {
+                                              piped_file_us < options.file.written(result.schedule)))) {
     winner = piped->candidate;
     best_time = piped->time_us;
     best_score = piped_file_us;
@@ -991,14 +991,13 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   result.grouped = winner->grouped;
   result.candidates = tried;
   bool trees_win = trees && trees->score_us < incumbent_score;
-  if (trees && (trees->rerouted || trees->written) && options.written_file_time && std::isfinite(trees->score_us) &&
+  if (trees && (trees->rerouted || trees->written) && options.file.written && std::isfinite(trees->score_us) &&
       std::isfinite(incumbent_score) &&
       std::max(trees->score_us, incumbent_score) <= kFileEstimateDoubt * std::min(trees->score_us, incumbent_score)) {
-    const double trees_file = trees->written ? trees->score_us : options.written_file_time(trees->schedule);
+    const double trees_file = trees->written ? trees->score_us : options.file.written(trees->schedule);
     // Files seldom run faster than their estimates (msccl_expected_time_us), so the matching's is
     // written only where its estimate beats the trees' file.
-    trees_win =
-        trees_file < incumbent_score || (!winner_file_us && trees_file < options.written_file_time(result.schedule));
+    trees_win = trees_file < incumbent_score || (!winner_file_us && trees_file < options.file.written(result.schedule));
   }
   if (trees_win) {
     result.schedule = std::move(trees->schedule);

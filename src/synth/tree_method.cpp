@@ -22,7 +22,7 @@ namespace {
 /// pieces a unit; 102 replayed slower) and on small switches (ring-fc-switch-2x4x2 all-reduce of
 /// 1 GiB 3823.6 -> 3771.6 us).
 constexpr std::uint32_t kChunkCounts[] = {16, 32, 64, 128, 256};
-/// Tried too when the result is scored as a file (SynthOptions::file_time): MSCCL XML holds about
+/// Tried too when the result is scored as a file (SynthOptions::FileModel::estimate): MSCCL XML holds about
 /// 4,000 steps per rank, which 64 ranks pass at 16 chunks per member.
 constexpr std::uint32_t kFewerChunkCounts[] = {4, 8};
 /// The two fewest chunk counts are tried past the caller's transfer budget, up to this many

@@ -437,7 +437,7 @@ TEST_CASE("with a file to write on point-to-point links, the search whose best m
   const SynthResult fastest = synthesize(torus, collective, options);
   REQUIRE(fastest.rounds);
   // A runtime that ran any transfer of several chunks ten times slower.
-  options.file_time = [](const Schedule& schedule) {
+  options.file.estimate = [](const Schedule& schedule) {
     for (TransferId id = 0; id < schedule.size(); ++id) {
       if (schedule.transfer(id).chunk_count > 1) return schedule.planned_time_us() * 10.0;
     }
@@ -455,16 +455,16 @@ TEST_CASE("a file the runtime pipelines in slices wins where it runs fastest", "
   const Collective collective = make_collective(CollectiveKind::kReduceScatter, std::uint64_t{64} << 20);
   SynthOptions options;
   options.auto_chunks = true;
-  options.file_time = [](const Schedule& schedule) { return schedule.planned_time_us(); };
+  options.file.estimate = [](const Schedule& schedule) { return schedule.planned_time_us(); };
   const SynthResult unpiped = synthesize(topology, collective, options);
   // A runtime that pipelines the files of another chunk count: estimated at half their schedule's
   // time, and written they run in 0.6 of it. Only the best two estimates are written, at the end.
   const std::uint32_t other = unpiped.chunks_per_npu == 1 ? 2 : 1;
   std::atomic<int> writes = 0;
-  options.file_time_pipelined = [other](const Schedule& schedule, double file_us) {
+  options.file.pipelined = [other](const Schedule& schedule, double file_us) {
     return schedule.chunks_per_member() == other ? 0.5 * file_us : std::numeric_limits<double>::infinity();
   };
-  options.written_file_time = [&writes, other](const Schedule& schedule) {
+  options.file.written = [&writes, other](const Schedule& schedule) {
     if (schedule.chunks_per_member() != other) return schedule.planned_time_us();
     ++writes;
     return 0.6 * schedule.planned_time_us();
@@ -478,11 +478,11 @@ TEST_CASE("a file the runtime pipelines in slices wins where it runs fastest", "
   CHECK(0.6 * piped.time_us < unpiped.time_us);
   // Where the pipeline would not beat the winner, nothing is written and the winner stays.
   writes = 0;
-  options.written_file_time = [&writes, other](const Schedule& schedule) {
+  options.file.written = [&writes, other](const Schedule& schedule) {
     if (schedule.chunks_per_member() == other) ++writes;
     return schedule.planned_time_us();
   };
-  options.file_time_pipelined = [other](const Schedule& schedule, double file_us) {
+  options.file.pipelined = [other](const Schedule& schedule, double file_us) {
     return schedule.chunks_per_member() == other ? file_us : std::numeric_limits<double>::infinity();
   };
   const SynthResult unchanged = synthesize(topology, collective, options);
@@ -491,10 +491,10 @@ TEST_CASE("a file the runtime pipelines in slices wins where it runs fastest", "
   // A pipeline estimated a little over the winner's estimate, where the winner's own file runs 10%
   // over its estimate: the winner's file is written to compare with, and the pipelined file wins.
   const double winner_us = unpiped.time_us;
-  options.file_time_pipelined = [other, winner_us](const Schedule& schedule, double) {
+  options.file.pipelined = [other, winner_us](const Schedule& schedule, double) {
     return schedule.chunks_per_member() == other ? 1.02 * winner_us : std::numeric_limits<double>::infinity();
   };
-  options.written_file_time = [other, winner_us](const Schedule& schedule) {
+  options.file.written = [other, winner_us](const Schedule& schedule) {
     return schedule.chunks_per_member() == other ? winner_us : 1.1 * schedule.planned_time_us();
   };
   CHECK(synthesize(topology, collective, options).chunks_per_npu == other);

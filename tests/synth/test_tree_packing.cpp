@@ -412,7 +412,7 @@ TEST_CASE("scored as a file: the tree method keeps within the file's limits, wit
   // A file that cannot hold the unlimited winner's busiest member: trees still win, cut into
   // fewer pieces, within it, ranked by the file's time (here the schedule's, where it fits).
   std::atomic<std::uint32_t> asked{0};
-  options.file_time = [&](const Schedule& schedule) {
+  options.file.estimate = [&](const Schedule& schedule) {
     ++asked;
     return busiest_member(schedule) < busiest ? schedule.planned_time_us() : std::numeric_limits<double>::infinity();
   };
@@ -424,7 +424,7 @@ TEST_CASE("scored as a file: the tree method keeps within the file's limits, wit
   CHECK(verify_schedule(topology, limited.schedule).ok);
   CHECK(limited.time_us >= free.time_us);
   // No file can be written: no trees; the matching's fastest schedule is still the result.
-  options.file_time = [](const Schedule&) { return std::numeric_limits<double>::infinity(); };
+  options.file.estimate = [](const Schedule&) { return std::numeric_limits<double>::infinity(); };
   const SynthResult unwritable = synthesize(topology, collective, options);
   CHECK(!unwritable.trees);
   CHECK(verify_schedule(topology, unwritable.schedule).ok);
@@ -439,11 +439,11 @@ TEST_CASE("scored as a file: the best tree schedules by estimate are written, an
   const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{64} << 20);
   SynthOptions options;
   options.auto_chunks = true;
-  options.file_time = [](const Schedule& schedule) { return schedule.planned_time_us(); };
+  options.file.estimate = [](const Schedule& schedule) { return schedule.planned_time_us(); };
   constexpr double kMissedPerTransfer = 0.01;
   std::mutex mutex;
   std::vector<std::pair<std::size_t, double>> written;  // transfers, file time
-  options.written_file_time = [&](const Schedule& schedule) {
+  options.file.written = [&](const Schedule& schedule) {
     const double time_us = schedule.planned_time_us() + kMissedPerTransfer * static_cast<double>(schedule.size());
     const std::lock_guard<std::mutex> lock(mutex);
     written.emplace_back(schedule.size(), time_us);
@@ -476,7 +476,7 @@ TEST_CASE("scored as a file on point-to-point links: a tree schedule the file ca
     const SynthResult free = synthesize(topology, collective, options);
     REQUIRE(free.trees);
     const std::uint64_t busiest = busiest_member(free.schedule);
-    options.file_time = [&](const Schedule& schedule) {
+    options.file.estimate = [&](const Schedule& schedule) {
       return busiest_member(schedule) < busiest ? schedule.planned_time_us() : std::numeric_limits<double>::infinity();
     };
     const SynthResult limited = synthesize(topology, collective, options);
@@ -493,7 +493,7 @@ TEST_CASE("scored as a file: on switches the candidate whose file is fastest win
   options.auto_chunks = true;
   REQUIRE(synthesize(topology, collective, options).chunks_per_npu > 1);
   // A runtime that ran anything of more than one chunk per member ten times slower.
-  options.file_time = [](const Schedule& schedule) {
+  options.file.estimate = [](const Schedule& schedule) {
     return schedule.planned_time_us() * (schedule.chunks_per_member() == 1 ? 1.0 : 10.0);
   };
   const SynthResult result = synthesize(topology, collective, options);

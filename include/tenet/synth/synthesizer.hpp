@@ -90,30 +90,35 @@ struct SynthOptions {
   /// When set, told now and then (at most twice a second, from any thread, never concurrently)
   /// how much of the matching is done, 0 to 1 over every run: for a progress line.
   std::function<void(double done)> progress;
-  /// Set when the result will be written as a file a runtime runs at a time of its own (MSCCL XML:
-  /// transfers in flight between a pair of ranks beyond what the runtime's channels hold run one
-  /// after another, and a rank holds at most about 4,000 steps): the time of that file, from a
-  /// schedule carrying its times on the network; infinity when it cannot be written. On switched
-  /// networks, where every candidate is replayed, candidates are ranked by it (files that can be
-  /// written first) rather than by their schedule's time; the spanning-tree method ranks its
-  /// pipeline depths by it, trying fewer pieces too. Called from several threads at once.
-  std::function<double(const Schedule&)> file_time;
-  /// With file_time, where that only screens (an MSCCL++ plan's: whether its threadblocks could
-  /// fit): whether the file can be written at all, exactly and at a higher cost. On switched
-  /// networks each round's best candidate by file_time must pass it, or the next best is taken.
-  std::function<bool(const Schedule&)> file_fits;
-  /// With file_time: the time of the file itself, written and run on the runtime's model
-  /// (infinity when it cannot be written). It decides between the spanning trees and the
-  /// matching's best, where file_time's estimate can pick the slower file (mi250-2x16-ib
-  /// all-reduce of 64 MiB: the trees' file estimated at 575.7 us runs 658.8, the matching's 600.2).
-  std::function<double(const Schedule&)> written_file_time;
-  /// With file_time and written_file_time: where the runtime pipelines a file's chunks in slices
-  /// (MSCCL, msccl_pipelined_time_us), the time that pipeline could take at best, which file_time
-  /// (the second argument) does not see; infinity elsewhere. Each round keeps its candidate of the
-  /// lowest such time beside its scores; the two lowest of the search are written at the end
-  /// where they could beat the winner, and a faster file wins. Point-to-point finalists are
-  /// written where it could beat their estimate.
-  std::function<double(const Schedule&, double)> file_time_pipelined;
+  /// Where the result will be written as a file a runtime runs at a time of its own (MSCCL XML,
+  /// MSCCL++ plan): how such a file is scored. Set `estimate` to use it; every member is called
+  /// from several threads at once, with a schedule carrying its times on the network.
+  struct FileModel {
+    /// The file's time (MSCCL XML: transfers in flight between a pair of ranks beyond what the
+    /// runtime's channels hold run one after another, and a rank holds at most about 4,000 steps);
+    /// infinity when it cannot be written. On switched networks, where every candidate is
+    /// replayed, candidates are ranked by it (files that can be written first) rather than by their
+    /// schedule's time; the spanning-tree method ranks its pipeline depths by it, trying fewer
+    /// pieces too.
+    std::function<double(const Schedule&)> estimate;
+    /// Where `estimate` only screens (an MSCCL++ plan's: whether its threadblocks could fit):
+    /// whether the file can be written at all, exactly and at a higher cost. On switched networks
+    /// each round's best candidate by `estimate` must pass it, or the next best is taken.
+    std::function<bool(const Schedule&)> fits;
+    /// The time of the file itself, written and run on the runtime's model (infinity when it
+    /// cannot be written). It decides between the spanning trees and the matching's best, where
+    /// the estimate can pick the slower file (mi250-2x16-ib all-reduce of 64 MiB: the trees' file
+    /// estimated at 575.7 us runs 658.8, the matching's 600.2).
+    std::function<double(const Schedule&)> written;
+    /// Where the runtime pipelines a file's chunks in slices (MSCCL, msccl_pipelined_time_us), the
+    /// time that pipeline could take at best, which `estimate` (the second argument) does not see;
+    /// infinity elsewhere. Each round keeps its candidate of the lowest such time beside its
+    /// scores; the two lowest of the search are written at the end where they could beat the
+    /// winner, and a faster file wins. Point-to-point finalists are written where it could beat
+    /// their estimate. Needs `written`.
+    std::function<double(const Schedule&, double)> pipelined;
+  };
+  FileModel file;
   /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
   /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
   std::uint64_t max_transfers_per_member = 0;
