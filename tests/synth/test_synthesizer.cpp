@@ -12,6 +12,7 @@
 #include "tenet/common/parallel.hpp"
 #include "tenet/common/units.hpp"
 #include "tenet/io/schedule_json.hpp"
+#include "tenet/msccl/msccl.hpp"
 #include "tenet/sim/bounds.hpp"
 #include "tenet/sim/runtime_routes.hpp"
 #include "tenet/synth/synthesizer.hpp"
@@ -583,6 +584,25 @@ TEST_CASE("synchronous rounds give the same schedule on 1 and 2 threads", "[synt
     };
     CHECK(render(1) == render(2));
   }
+}
+
+TEST_CASE("a serialized MSCCL file is written the same on 1 and 2 threads", "[synth][threads]") {
+  // Unwound into a full mesh per switch, 4 chunks per NPU: more transfers in flight between a pair
+  // of ranks than the runtime's lanes hold, so write_msccl_xml writes every channel count's file
+  // side by side and keeps the fastest.
+  const Topology topology = shipped("tree-2x2x4");
+  SynthOptions options = chunk_by_chunk();
+  options.switches = SwitchPlanning::kUnwind;
+  options.unwind_degree = 8;
+  const Schedule schedule =
+      synthesize(topology, make_collective(CollectiveKind::kAllGather, 1 << 20, 4), options).schedule;
+  auto render = [&](std::size_t threads) {
+    ThreadLimit limit(threads);
+    const MscclWritten written = write_msccl_xml(schedule, topology, {});
+    CHECK(written.serialized_lanes > 0);
+    return written.text;
+  };
+  CHECK(render(1) == render(2));
 }
 
 TEST_CASE("aggregated and routed searches give the same schedule on 1 and 2 threads", "[synth][threads]") {
