@@ -36,9 +36,11 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, const RoutePaths& paths)
     : paths_(paths),
       shift_(static_cast<std::uint32_t>(std::countr_zero(std::bit_ceil(paths.max_hops)))),
       capacity_(std::move(capacity)),
+      group_of_route_(paths.size(), kNone),
       ended_level_(kNoLevel) {
   const std::size_t links = capacity_.size();
   members_.resize(links);
+  flows_on_.assign(links, 0);
   stamp_.assign(links, 0);
   residual_.assign(links, 0.0);
   unfrozen_.assign(links, 0);
@@ -47,73 +49,113 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, const RoutePaths& paths)
 }
 
 void FlowNetwork::grow() {
-  const std::size_t old_size = transfer_.size();
+  const std::size_t old_size = route_.size();
   const std::size_t new_size = std::max<std::size_t>(64, old_size * 2);
-  transfer_.resize(new_size);
   route_.resize(new_size);
-  remaining_.resize(new_size);
-  rate_.resize(new_size);
+  state_.resize(new_size);
+  progress_.resize(new_size);
   updated_.resize(new_size);
-  new_rate_.resize(new_size);
-  flow_stamp_.resize(new_size, 0);
+  joined_.resize(new_size, 0);
   heap_pos_.resize(new_size, kNone);
+  first_.resize(new_size);
+  later_.resize(new_size);
   position_.resize(new_size << shift_);
   // Hand out low slots first: the ones used most stay warm in cache.
-  for (std::size_t slot = new_size; slot-- > old_size;) free_.push_back(static_cast<FlowId>(slot));
+  for (std::size_t slot = new_size; slot-- > old_size;) free_.push_back(static_cast<RouteFlowsId>(slot));
 }
 
-FlowId FlowNetwork::start(TransferId transfer, RouteId route, double bytes, double now) {
-  if (free_.empty()) grow();
-  const FlowId flow = free_.back();
-  free_.pop_back();
-  transfer_[flow] = transfer;
-  route_[flow] = route;
-  remaining_[flow] = bytes;
-  rate_[flow] = 0.0;
-  updated_[flow] = now;
+void FlowNetwork::start(TransferId transfer, RouteId route, double bytes, double now) {
   const auto links = paths_.of(route);
-  for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
-    const LinkId link = links[hop];
-    const std::uint32_t member = flow << shift_ | hop;
-    std::vector<std::uint32_t>& on_link = members_[link];
-    if (on_link.empty()) busy_since_[link] = now;
-    position_[member] = static_cast<std::uint32_t>(on_link.size());
-    on_link.push_back(member);
+  RouteFlowsId group = group_of_route_[route];
+  if (group == kNone) {
+    if (free_.empty()) grow();
+    group = free_.back();
+    free_.pop_back();
+    group_of_route_[route] = group;
+    route_[group] = route;
+    state_[group].count = 0;
+    progress_[group] = 0.0;
+    state_[group].rate = 0.0;
+    updated_[group] = now;
+    for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
+      const std::uint32_t member = group << shift_ | hop;
+      std::vector<std::uint32_t>& on_link = members_[links[hop]];
+      position_[member] = static_cast<std::uint32_t>(on_link.size());
+      on_link.push_back(member);
+    }
+  } else if (state_[group].rate > 0.0) {
+    // The flows already moving have their progress brought up to now, where the new one starts.
+    progress_[group] += state_[group].rate * (now - updated_[group]);
+    updated_[group] = now;
+  }
+  ++state_[group].count;
+  const Pending flow{progress_[group] + bytes, transfer};
+  if (state_[group].count == 1) {
+    first_[group] = flow;
+  } else {
+    // The first to end stays apart from the heap of the others: most routes carry one flow.
+    Pending other = flow;
+    if (ends_after(first_[group], flow)) std::swap(first_[group], other);
+    std::vector<Pending>& later = later_[group];
+    later.push_back(other);
+    std::push_heap(later.begin(), later.end(), ends_after);
+  }
+  for (LinkId link : links) {
+    if (flows_on_[link]++ == 0) busy_since_[link] = now;
     loads_[link].bytes += bytes;
+  }
+  // Placed before the flows already moving, it must be the route's next end until the refill.
+  if (heap_pos_[group] != kNone && first_[group].transfer == transfer) heap_update(group, end_of(group));
+  if (!joined_[group]) {
+    joined_[group] = 1;
+    joined_groups_.push_back(group);
   }
   // Any one link reaches the new flow's whole component.
   seeds_.push_back(links.front());
-  started_.push_back(flow);
-  return flow;
 }
 
-void FlowNetwork::finish(FlowId flow, double now) {
-  heap_remove(flow);
-  const auto links = paths_.of(route_[flow]);
+void FlowNetwork::finish(double now) {
+  const RouteFlowsId group = heap_.front().route_flows;
+  std::vector<Pending>& later = later_[group];
+  if (!later.empty()) {
+    std::pop_heap(later.begin(), later.end(), ends_after);
+    first_[group] = later.back();
+    later.pop_back();
+  }
+  const auto links = paths_.of(route_[group]);
+  const bool emptied = --state_[group].count == 0;
   for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
     const LinkId link = links[hop];
-    const std::uint32_t member = flow << shift_ | hop;
-    std::vector<std::uint32_t>& on_link = members_[link];
-    const std::uint32_t moved = on_link.back();
-    on_link[position_[member]] = moved;
-    position_[moved] = position_[member];
-    on_link.pop_back();
-    if (on_link.empty()) {
+    if (emptied) {
+      const std::uint32_t member = group << shift_ | hop;
+      std::vector<std::uint32_t>& on_link = members_[link];
+      const std::uint32_t moved = on_link.back();
+      on_link[position_[member]] = moved;
+      position_[moved] = position_[member];
+      on_link.pop_back();
+    }
+    if (--flows_on_[link] == 0) {
       loads_[link].busy_us += now - busy_since_[link];
     } else {
       // The flows left on this link may now get more; the component may have split, so every
       // such link is a seed of its own.
       seeds_.push_back(link);
-      ended_level_ = std::min(ended_level_, rate_[flow]);
+      ended_level_ = std::min(ended_level_, state_[group].rate);
     }
   }
-  free_.push_back(flow);
+  if (emptied) {
+    heap_remove(group);
+    group_of_route_[route_[group]] = kNone;
+    free_.push_back(group);
+  } else {
+    heap_update(group, end_of(group));
+  }
 }
 
 void FlowNetwork::next_epoch() {
   if (++epoch_ == 0) {  // wrapped after 2^32 settles: old stamps could collide
     std::fill(stamp_.begin(), stamp_.end(), 0);
-    std::fill(flow_stamp_.begin(), flow_stamp_.end(), 0);
+    for (GroupState& state : state_) state.stamp = 0;
     epoch_ = 1;
   }
 }
@@ -122,9 +164,13 @@ void FlowNetwork::settle(double now) {
   // The restart level: no flow below it can change (simulator.cpp). A started flow will get at
   // least its smallest equal share, capacity / flows, over its links.
   double level = ended_level_;
-  for (FlowId flow : started_) {
-    for (LinkId link : paths_.of(route_[flow]))
-      level = std::min(level, capacity_[link] / static_cast<double>(members_[link].size()));
+  for (RouteFlowsId group : joined_groups_) {
+    if (state_[group].count == 0) continue;
+    for (LinkId link : paths_.of(route_[group]))
+      level = std::min(level, capacity_[link] / static_cast<double>(flows_on_[link]));
+    // A route a flow joined is refilled: its rate can only fall, to no less than that share,
+    // so this changes the level only where rounding put the route's rate below it.
+    if (state_[group].rate > 0.0) level = std::min(level, state_[group].rate);
   }
   level *= 1.0 - kLevelMargin;
   next_epoch();
@@ -135,17 +181,19 @@ void FlowNetwork::settle(double now) {
     fill_component(level);
     apply_rates(now);
   }
+  for (RouteFlowsId group : joined_groups_) joined_[group] = 0;
   seeds_.clear();
-  started_.clear();
+  joined_groups_.clear();
   ended_level_ = kNoLevel;
 }
 
 void FlowNetwork::collect_component(LinkId seed, double level) {
-  // The flows to refill: new ones (rate 0) and those at or above the level, connected through
-  // links they share. Flows below the level keep their rates and only take their part of each
-  // link's capacity off the top, which this same pass adds up.
+  // The flows to refill: new ones (rate 0, or joining their route's: settle keeps the level
+  // below its rate) and those at or above the level, connected through links they share. Flows
+  // below the level keep their rates and only take their part of each link's capacity off the
+  // top, which this same pass adds up.
   component_links_.clear();
-  component_flows_.clear();
+  component_groups_.clear();
   stamp_[seed] = epoch_;
   component_links_.push_back(seed);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
@@ -153,16 +201,17 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
     double kept = 0.0;
     std::uint32_t rising = 0;
     for (std::uint32_t member : members_[at]) {
-      const FlowId flow = member >> shift_;
-      if (rate_[flow] != 0.0 && rate_[flow] < level) {
-        kept += rate_[flow];
+      const RouteFlowsId group = member >> shift_;
+      GroupState& state = state_[group];
+      if (state.rate != 0.0 && state.rate < level) {
+        kept += state.rate * state.count;
         continue;
       }
-      ++rising;
-      if (flow_stamp_[flow] == epoch_) continue;
-      flow_stamp_[flow] = epoch_;
-      component_flows_.push_back(flow);
-      for (LinkId link : paths_.of(route_[flow])) {
+      rising += state.count;
+      if (state.stamp == epoch_) continue;
+      state.stamp = epoch_;
+      component_groups_.push_back(group);
+      for (LinkId link : paths_.of(route_[group])) {
         if (stamp_[link] == epoch_) continue;
         stamp_[link] = epoch_;
         component_links_.push_back(link);
@@ -174,15 +223,16 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
 }
 
 void FlowNetwork::fill_component(double level) {
-  if (component_flows_.empty()) return;
-  if (component_flows_.size() == 1) {
-    // One flow to place: it takes the least that is left on its links, shared among its own
-    // namings of a link (one on physical links). Alone on its route (a ring, a synthesized
-    // schedule: the common case) that is exactly its slowest link.
-    const FlowId flow = component_flows_.front();
+  if (component_groups_.empty()) return;
+  if (component_groups_.size() == 1) {
+    // One route's flows to place: they take the least that is left on their links, shared
+    // among themselves (and their route's namings of a link: one on physical links). Alone on
+    // their route (a ring, a synthesized schedule: the common case) that is exactly its slowest
+    // link.
+    const RouteFlowsId group = component_groups_.front();
     double rate = kNoLevel;
-    for (LinkId link : paths_.of(route_[flow])) rate = std::min(rate, residual_[link] / unfrozen_[link]);
-    new_rate_[flow] = std::max(rate, level);
+    for (LinkId link : paths_.of(route_[group])) rate = std::min(rate, residual_[link] / unfrozen_[link]);
+    state_[group].new_rate = std::max(rate, level);
     return;
   }
   // Progressive filling: raise every unfrozen flow's rate together; the link whose residual
@@ -200,8 +250,8 @@ void FlowNetwork::fill_component(double level) {
     if (unfrozen_[link] > 0) fill_.push_back({residual_[link] / unfrozen_[link], link});
   }
   std::make_heap(fill_.begin(), fill_.end(), after);
-  for (FlowId flow : component_flows_) new_rate_[flow] = -1.0;
-  std::size_t rising = component_flows_.size();
+  for (RouteFlowsId group : component_groups_) state_[group].new_rate = -1.0;
+  std::size_t rising = component_groups_.size();
   // Once every flow is frozen the links left in the heap have nothing to give out.
   while (rising > 0 && !fill_.empty()) {
     std::pop_heap(fill_.begin(), fill_.end(), after);
@@ -219,16 +269,22 @@ void FlowNetwork::fill_component(double level) {
     const double share = std::max(current, level);
     level = share;
     for (std::uint32_t member : members_[entry.link]) {
-      const FlowId flow = member >> shift_;
-      if (flow_stamp_[flow] != epoch_ || new_rate_[flow] >= 0.0) continue;  // kept, or frozen
-      new_rate_[flow] = share;
+      const RouteFlowsId group = member >> shift_;
+      if (state_[group].stamp != epoch_ || state_[group].new_rate >= 0.0) continue;  // kept, or frozen
+      state_[group].new_rate = share;
       --rising;
-      for (LinkId link : paths_.of(route_[flow])) {
-        residual_[link] -= share;
-        --unfrozen_[link];
+      const double taken = share * state_[group].count;
+      for (LinkId link : paths_.of(route_[group])) {
+        residual_[link] -= taken;
+        unfrozen_[link] -= state_[group].count;
       }
     }
   }
+}
+
+FlowNetwork::End FlowNetwork::end_of(RouteFlowsId group) const {
+  const Pending& first = first_[group];
+  return {updated_[group] + std::max(0.0, first.target - progress_[group]) / state_[group].rate, first.transfer, group};
 }
 
 void FlowNetwork::apply_rates(double now) {
@@ -238,34 +294,28 @@ void FlowNetwork::apply_rates(double now) {
   // direct all-reduce simulates in 0.46 s instead of 0.49. The heap's order is total (time, then
   // transfer id), so either way the same flow comes out first.
   std::size_t changed = 0;
-  for (FlowId flow : component_flows_) changed += new_rate_[flow] != rate_[flow] ? 1 : 0;
+  for (RouteFlowsId group : component_groups_)
+    changed += state_[group].new_rate != state_[group].rate || joined_[group] ? 1 : 0;
   const std::size_t after = heap_.size() + changed;
   const bool rebuild = changed * static_cast<std::size_t>(std::bit_width(after)) > kRebuildFactor * after;
-  for (FlowId flow : component_flows_) {
-    const double rate = new_rate_[flow];
+  for (RouteFlowsId group : component_groups_) {
+    const double rate = state_[group].new_rate;
     // An unchanged rate keeps its end time untouched: no drift from re-deriving it.
-    if (rate == rate_[flow]) continue;
-    if (rate_[flow] > 0.0) {
-      remaining_[flow] = std::max(0.0, remaining_[flow] - rate_[flow] * (now - updated_[flow]));
-      updated_[flow] = now;
+    if (rate == state_[group].rate && !joined_[group]) continue;
+    if (state_[group].rate > 0.0) {
+      progress_[group] += state_[group].rate * (now - updated_[group]);
+      updated_[group] = now;
     }
-    rate_[flow] = rate;
-    const End entry{updated_[flow] + remaining_[flow] / rate, transfer_[flow], flow};
-    if (heap_pos_[flow] == kNone) {
+    state_[group].rate = rate;
+    const End entry = end_of(group);
+    if (heap_pos_[group] == kNone) {
       heap_.push_back(entry);
-      heap_pos_[flow] = static_cast<std::uint32_t>(heap_.size() - 1);
+      heap_pos_[group] = static_cast<std::uint32_t>(heap_.size() - 1);
       if (!rebuild) heap_sift_up(heap_.size() - 1);
     } else if (rebuild) {
-      heap_[heap_pos_[flow]] = entry;
+      heap_[heap_pos_[group]] = entry;
     } else {
-      const std::size_t index = heap_pos_[flow];
-      const bool sooner = earlier(entry, heap_[index]);
-      heap_[index] = entry;
-      if (sooner) {
-        heap_sift_up(index);
-      } else {
-        heap_sift_down(index);
-      }
+      heap_update(group, entry);
     }
   }
   if (rebuild) {
@@ -275,7 +325,7 @@ void FlowNetwork::apply_rates(double now) {
 
 void FlowNetwork::heap_place(std::size_t index, const End& entry) {
   heap_[index] = entry;
-  heap_pos_[entry.flow] = static_cast<std::uint32_t>(index);
+  heap_pos_[entry.route_flows] = static_cast<std::uint32_t>(index);
 }
 
 void FlowNetwork::heap_sift_up(std::size_t index) {
@@ -303,9 +353,20 @@ void FlowNetwork::heap_sift_down(std::size_t index) {
   heap_place(index, entry);
 }
 
-void FlowNetwork::heap_remove(FlowId flow) {
-  const std::size_t index = heap_pos_[flow];
-  heap_pos_[flow] = kNone;
+void FlowNetwork::heap_update(RouteFlowsId group, const End& entry) {
+  const std::size_t index = heap_pos_[group];
+  const bool sooner = earlier(entry, heap_[index]);
+  heap_[index] = entry;
+  if (sooner) {
+    heap_sift_up(index);
+  } else {
+    heap_sift_down(index);
+  }
+}
+
+void FlowNetwork::heap_remove(RouteFlowsId group) {
+  const std::size_t index = heap_pos_[group];
+  heap_pos_[group] = kNone;
   const End last = heap_.back();
   heap_.pop_back();
   if (index == heap_.size()) return;

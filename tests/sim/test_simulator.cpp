@@ -342,6 +342,36 @@ TEST_CASE("rates are refilled when a flow ends", "[simulator]") {
   CHECK(result.max_link_bytes == exactly(12000.0));
 }
 
+TEST_CASE("flows that join a route end in order of the bytes they have left", "[simulator]") {
+  // A star at 0: 0 <-> 1 at 1.2 GB/s, 0 <-> 2 at 2.4 GB/s, no latency, 1200-byte chunks, 2 per
+  // NPU. Three flows take the route 0 -> 1 at different times: t1 (0's two chunks) at 0, t2
+  // (chunk 4, in from 2 at 0.5 us) at 0.5, t5 (chunk 5, in at 1 us) at 1. Alone, t1 moves 600
+  // bytes; beside t2 (600 B/us each) 300 more each: 1500 and 900 left at 1 us. Three at 400 B/us:
+  // t2 ends at 3.25 us, leaving t1 600 and t5 300; two at 600: t5 ends at 3.75, then t1 alone
+  // at 1200 B/us at 4 us. The last to join ends first but for t2: the reverse of their starts.
+  Topology topology(3, {});
+  topology.add_duplex(0, 1, 0.0, 1.2);
+  topology.add_duplex(0, 2, 0.0, 2.4);
+  const Schedule schedule = build(topology, CollectiveKind::kAllGather, {0, 1, 2}, 2, 1200.0,
+                                  {{2, 0, {4}, {}, 0, 0.5},
+                                   {0, 1, {0, 1}, {}, 0, 4, kRouted},
+                                   {0, 1, {4}, {0}, 0.5, 3.25, kRouted},
+                                   {2, 0, {5}, {}, 0.5, 1},
+                                   {0, 1, {5}, {3}, 1, 3.75, kRouted},
+                                   {1, 0, {2, 3}, {}, 0, 2},
+                                   {0, 2, {0, 1, 2, 3}, {5}, 2, 4}});
+  require_verified(topology, schedule);
+  SimOptions options;
+  options.record_times = true;
+  const SimResult result = simulate(topology, schedule, options);
+  CHECK(result.time_us == exactly(4.0));
+  CHECK(result.end_us[2] == exactly(3.25));
+  CHECK(result.end_us[4] == exactly(3.75));
+  CHECK(result.end_us[1] == exactly(4.0));
+  CHECK(result.links[topology.find_link(0, 1)].busy_us == exactly(4.0));
+  CHECK(result.links[topology.find_link(0, 1)].bytes == exactly(4800.0));
+}
+
 TEST_CASE("all-to-all through one switch shares every port three ways", "[simulator]") {
   // Direct all-gather on 4 NPUs around switch "sw": each NPU's up- and down-link carries three
   // flows that all start together, so every flow gets a third: 2 alpha + 3 s / bw.
