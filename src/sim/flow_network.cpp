@@ -41,9 +41,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, const RoutePaths& paths)
   const std::size_t links = capacity_.size();
   members_.resize(links);
   flows_on_.assign(links, 0);
-  stamp_.assign(links, 0);
-  residual_.assign(links, 0.0);
-  unfrozen_.assign(links, 0);
+  fill_state_.assign(links, LinkFill{});
   busy_since_.assign(links, 0.0);
   loads_.assign(links, LinkLoad{});
 }
@@ -73,6 +71,8 @@ void FlowNetwork::start(TransferId transfer, RouteId route, double bytes, double
     free_.pop_back();
     group_of_route_[route] = group;
     route_[group] = route;
+    state_[group].path = links.data();
+    state_[group].hops = static_cast<std::uint32_t>(links.size());
     state_[group].count = 0;
     progress_[group] = 0.0;
     state_[group].rate = 0.0;
@@ -122,7 +122,7 @@ void FlowNetwork::finish(double now) {
     first_[group] = later.back();
     later.pop_back();
   }
-  const auto links = paths_.of(route_[group]);
+  const auto links = path_of(group);
   const bool emptied = --state_[group].count == 0;
   for (std::uint32_t hop = 0; hop < links.size(); ++hop) {
     const LinkId link = links[hop];
@@ -154,7 +154,7 @@ void FlowNetwork::finish(double now) {
 
 void FlowNetwork::next_epoch() {
   if (++epoch_ == 0) {  // wrapped after 2^32 settles: old stamps could collide
-    std::fill(stamp_.begin(), stamp_.end(), 0);
+    for (LinkFill& link : fill_state_) link.stamp = 0;
     for (GroupState& state : state_) state.stamp = 0;
     epoch_ = 1;
   }
@@ -166,8 +166,7 @@ void FlowNetwork::settle(double now) {
   double level = ended_level_;
   for (RouteFlowsId group : joined_groups_) {
     if (state_[group].count == 0) continue;
-    for (LinkId link : paths_.of(route_[group]))
-      level = std::min(level, capacity_[link] / static_cast<double>(flows_on_[link]));
+    for (LinkId link : path_of(group)) level = std::min(level, capacity_[link] / static_cast<double>(flows_on_[link]));
     // A route a flow joined is refilled: its rate can only fall, to no less than that share,
     // so this changes the level only where rounding put the route's rate below it.
     if (state_[group].rate > 0.0) level = std::min(level, state_[group].rate);
@@ -176,7 +175,7 @@ void FlowNetwork::settle(double now) {
   next_epoch();
   for (std::size_t i = 0; i < seeds_.size(); ++i) {
     const LinkId seed = seeds_[i];
-    if (stamp_[seed] == epoch_ || members_[seed].empty()) continue;
+    if (fill_state_[seed].stamp == epoch_ || members_[seed].empty()) continue;
     collect_component(seed, level);
     fill_component(level);
     apply_rates(now);
@@ -194,7 +193,7 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
   // top, which this same pass adds up.
   component_links_.clear();
   component_groups_.clear();
-  stamp_[seed] = epoch_;
+  fill_state_[seed].stamp = epoch_;
   component_links_.push_back(seed);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     const LinkId at = component_links_[i];
@@ -211,14 +210,14 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
       if (state.stamp == epoch_) continue;
       state.stamp = epoch_;
       component_groups_.push_back(group);
-      for (LinkId link : paths_.of(route_[group])) {
-        if (stamp_[link] == epoch_) continue;
-        stamp_[link] = epoch_;
+      for (LinkId link : path_of(group)) {
+        if (fill_state_[link].stamp == epoch_) continue;
+        fill_state_[link].stamp = epoch_;
         component_links_.push_back(link);
       }
     }
-    residual_[at] = capacity_[at] - kept;
-    unfrozen_[at] = rising;
+    fill_state_[at].residual = capacity_[at] - kept;
+    fill_state_[at].unfrozen = rising;
   }
 }
 
@@ -231,7 +230,7 @@ void FlowNetwork::fill_component(double level) {
     // link.
     const RouteFlowsId group = component_groups_.front();
     double rate = kNoLevel;
-    for (LinkId link : paths_.of(route_[group])) rate = std::min(rate, residual_[link] / unfrozen_[link]);
+    for (LinkId link : path_of(group)) rate = std::min(rate, fill_state_[link].residual / fill_state_[link].unfrozen);
     state_[group].new_rate = std::max(rate, level);
     return;
   }
@@ -247,7 +246,8 @@ void FlowNetwork::fill_component(double level) {
   };
   fill_.clear();
   for (LinkId link : component_links_) {
-    if (unfrozen_[link] > 0) fill_.push_back({residual_[link] / unfrozen_[link], link});
+    if (fill_state_[link].unfrozen > 0)
+      fill_.push_back({fill_state_[link].residual / fill_state_[link].unfrozen, link});
   }
   std::make_heap(fill_.begin(), fill_.end(), after);
   for (RouteFlowsId group : component_groups_) state_[group].new_rate = -1.0;
@@ -257,8 +257,8 @@ void FlowNetwork::fill_component(double level) {
     std::pop_heap(fill_.begin(), fill_.end(), after);
     const Share entry = fill_.back();
     fill_.pop_back();
-    if (unfrozen_[entry.link] == 0) continue;
-    const double current = residual_[entry.link] / unfrozen_[entry.link];
+    if (fill_state_[entry.link].unfrozen == 0) continue;
+    const double current = fill_state_[entry.link].residual / fill_state_[entry.link].unfrozen;
     if (current != entry.share) {
       fill_.push_back({current, entry.link});
       std::push_heap(fill_.begin(), fill_.end(), after);
@@ -274,9 +274,9 @@ void FlowNetwork::fill_component(double level) {
       state_[group].new_rate = share;
       --rising;
       const double taken = share * state_[group].count;
-      for (LinkId link : paths_.of(route_[group])) {
-        residual_[link] -= taken;
-        unfrozen_[link] -= state_[group].count;
+      for (LinkId link : path_of(group)) {
+        fill_state_[link].residual -= taken;
+        fill_state_[link].unfrozen -= state_[group].count;
       }
     }
   }

@@ -4,6 +4,7 @@
 // the model and the algorithm are described at the top of simulator.cpp).
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "route_paths.hpp"
@@ -64,6 +65,7 @@ class FlowNetwork {
     return a.target > b.target || (a.target == b.target && a.transfer > b.transfer);
   }
 
+  std::span<const LinkId> path_of(RouteFlowsId group) const { return {state_[group].path, state_[group].hops}; }
   void grow();
   void next_epoch();
   void collect_component(LinkId seed, double level);
@@ -94,9 +96,13 @@ class FlowNetwork {
   /// pointers through memory cost most of the simulation time of a 1,024-NPU all-to-all.
   std::vector<std::vector<std::uint32_t>> members_;
   std::vector<std::uint32_t> flows_on_;  ///< active flows on the link, once per naming
-  std::vector<std::uint32_t> stamp_;     ///< epoch of the last component that took it in
-  std::vector<double> residual_;         ///< progressive filling: capacity not yet given out
-  std::vector<std::uint32_t> unfrozen_;  ///< progressive filling: flows on the link still rising
+  /// What a refill reads and writes of a link, side by side.
+  struct LinkFill {
+    double residual = 0.0;       ///< progressive filling: capacity not yet given out
+    std::uint32_t unfrozen = 0;  ///< progressive filling: flows on the link still rising
+    std::uint32_t stamp = 0;     ///< epoch of the last component that took it in
+  };
+  std::vector<LinkFill> fill_state_;
   std::vector<double> busy_since_;
   std::vector<LinkLoad> loads_;
 
@@ -108,8 +114,10 @@ class FlowNetwork {
   /// What a refill reads of every route it meets, side by side (a 1,024-NPU all-to-all meets
   /// millions of routes, each a cache miss).
   struct GroupState {
-    double rate = 0.0;        ///< bytes per microsecond, per flow; 0 until the first settle
-    double new_rate = 0.0;    ///< progressive filling result; < 0 while unfrozen
+    double rate = 0.0;             ///< bytes per microsecond, per flow; 0 until the first settle
+    double new_rate = 0.0;         ///< progressive filling result; < 0 while unfrozen
+    const LinkId* path = nullptr;  ///< the route's links (RoutePaths)
+    std::uint32_t hops = 0;
     std::uint32_t count = 0;  ///< flows
     std::uint32_t stamp = 0;  ///< epoch of the last component that took it in
   };
