@@ -3,6 +3,7 @@
 // time, and write it (with the simulated times).
 
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -43,7 +44,11 @@ void run_baseline(const BaselineCommandOptions& options) {
 
   const Diameter diameter = compute_diameter(topology, collective.members);
   const LowerBound bound = lower_bound(topology, collective, diameter);
-  Evaluation evaluation = evaluate_baseline(options.algorithm, topology, collective, bound);
+  ProgressLine line;
+  Evaluation evaluation = evaluate_baseline(options.algorithm, topology, collective, bound, "--algorithm",
+                                            std::numeric_limits<double>::infinity(),
+                                            simulation_progress(line, "simulating " + options.algorithm));
+  line.clear();
   CollectiveResult& report = evaluation.result;
   std::string heading = collective_name(collective.kind);
   heading += " of ";

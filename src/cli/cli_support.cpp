@@ -496,6 +496,40 @@ double peak_memory_MiB() {
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
+ProgressLine::ProgressLine()
+    : enabled_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()), drawn_(started_) {}
+
+double ProgressLine::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void ProgressLine::show(std::string text) {
+  if (!enabled_) return;
+  drawn_ = std::chrono::steady_clock::now();
+  text += " (" + fixed(seconds(), 1) + " s)";
+  // Pads over a longer previous line instead of clearing it first: no flicker.
+  const std::size_t width = std::max(text.size(), shown_);
+  shown_ = text.size();
+  text.resize(width, ' ');
+  std::cerr << "\r" << text << std::flush;
+}
+
+void ProgressLine::clear() {
+  if (!enabled_ || shown_ == 0) return;
+  std::cerr << "\r" << std::string(shown_, ' ') << "\r" << std::flush;
+  shown_ = 0;
+}
+
+std::function<void(double)> simulation_progress(ProgressLine& line, std::string label) {
+  if (!line.enabled()) return {};
+  return [&line, label = std::move(label), last = std::chrono::steady_clock::time_point{}](double done) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::milliseconds(200)) return;
+    last = now;
+    line.show(label + " " + std::to_string(static_cast<int>(done * 100.0)) + "%");
+  };
+}
+
 std::string fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);

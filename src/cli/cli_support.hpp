@@ -2,7 +2,9 @@
 #pragma once
 // Helpers shared by the subcommands: the only place (with main.cpp) that knows about CLI11.
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -211,6 +213,32 @@ double peak_memory_MiB();
 
 /// True when stderr is a terminal: progress lines go there only then.
 bool stderr_is_terminal();
+
+/// A line on stderr redrawn in place while a long run works, only when stderr is a terminal (so
+/// scripts and tests see nothing). clear() (or the destructor) removes it, so that the table and
+/// any error start on a clean line.
+class ProgressLine {
+ public:
+  ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { clear(); }
+
+  /// Draws `text` followed by the time since construction, " (12.3 s)".
+  void show(std::string text);
+  void clear();
+  bool enabled() const { return enabled_; }
+  double seconds() const;
+
+ private:
+  bool enabled_;
+  std::size_t shown_ = 0;  ///< width of the line on screen, 0 when none
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point drawn_;
+};
+
+/// SimOptions::progress that shows "`label` 12%" on `line`, at most five times a second.
+std::function<void(double)> simulation_progress(ProgressLine& line, std::string label);
 
 /// Registers the subcommands of each file.
 void register_topo_command(CLI::App& app);

@@ -3,7 +3,6 @@
 // congestion-aware model on one topology, at one size or a sweep of sizes.
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -73,55 +72,38 @@ struct Row {
 /// baselines that provably take longer).
 Row run_one(const std::string& algorithm, const Topology& topology, const Collective& collective,
             const LowerBound& bound, const SynthOptions& synth_options, bool heatmap, bool keep_schedule,
-            double slower_than_us) {
-  Evaluation evaluation =
-      algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
-                           : evaluate_baseline(algorithm, topology, collective, bound, "--algorithms", slower_than_us);
+            double slower_than_us, const std::function<void(double)>& progress) {
+  Evaluation evaluation = algorithm == "synth" ? evaluate_synth(topology, collective, synth_options, bound, heatmap)
+                                               : evaluate_baseline(algorithm, topology, collective, bound,
+                                                                   "--algorithms", slower_than_us, progress);
   Row row{std::move(evaluation.result), {}, {}};
   for (const LinkLoad& load : evaluation.link_loads) row.link_bytes.push_back(load.bytes);
   if (keep_schedule) row.schedule = std::move(evaluation.schedule);
   return row;
 }
 
-/// The line on stderr that says which algorithm compare is working on: a 1,024-NPU run takes
-/// long enough to look hung without it. Only on a terminal, so scripts and tests see nothing.
+/// The line on stderr that says which algorithm compare is working on, and how far a long
+/// simulation of it has come: a 1,024-NPU run takes long enough to look hung without it.
 class CompareProgress {
  public:
-  explicit CompareProgress(std::size_t total)
-      : total_(total), enabled_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()) {}
-  CompareProgress(const CompareProgress&) = delete;
-  CompareProgress& operator=(const CompareProgress&) = delete;
-  ~CompareProgress() { clear(); }
+  explicit CompareProgress(std::size_t total) : total_(total) {}
 
   /// Announces the next run: "compare: 3/9 swing (12.3 s)", with its size in a sweep (size > 0).
   void show(const std::string& algorithm, std::uint64_t size) {
     ++done_;
-    if (!enabled_) return;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    char elapsed[32];
-    std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
-    std::string line = "compare: " + std::to_string(done_) + "/" + std::to_string(total_) + " " + algorithm;
-    if (size > 0) line += " at " + format_size(size);
-    line += " (" + std::string(elapsed) + ")";
-    // Pads over a longer previous line instead of clearing it first: no flicker.
-    const std::size_t width = std::max(line.size(), shown_);
-    shown_ = line.size();
-    line.resize(width, ' ');
-    std::cerr << "\r" << line << std::flush;
+    label_ = "compare: " + std::to_string(done_) + "/" + std::to_string(total_) + " " + algorithm;
+    if (size > 0) label_ += " at " + format_size(size);
+    line_.show(label_);
   }
-  /// Removes the line, once; the table and any error then start on a clean line.
-  void clear() {
-    if (!enabled_ || shown_ == 0) return;
-    std::cerr << "\r" << std::string(shown_, ' ') << "\r" << std::flush;
-    shown_ = 0;
-  }
+  /// SimOptions::progress of the run announced last: "compare: 3/9 direct 12% (41.0 s)".
+  std::function<void(double)> simulation() { return simulation_progress(line_, label_); }
+  void clear() { line_.clear(); }
 
  private:
   std::size_t total_;
   std::size_t done_ = 0;
-  std::size_t shown_ = 0;  ///< width of the line on screen, 0 when none
-  bool enabled_;
-  std::chrono::steady_clock::time_point started_;
+  std::string label_;
+  ProgressLine line_;
 };
 
 /// -o: the verified algorithm whose file runs fastest, written.
@@ -188,7 +170,8 @@ void run_compare(const CompareOptions& options) {
     for (const std::string& algorithm : algorithms) {
       progress.show(algorithm, sizes.size() > 1 ? sizes[s] : 0);
       table[s].push_back(run_one(algorithm, topology, collective, bounds[s], synth_options, !options.heatmap.empty(),
-                                 write, write ? std::numeric_limits<double>::infinity() : fastest));
+                                 write, write ? std::numeric_limits<double>::infinity() : fastest,
+                                 progress.simulation()));
       const CollectiveResult& result = table[s].back().result;
       if (result.timed() && result.verified) fastest = std::min(fastest, result.time_us);
     }

@@ -117,7 +117,10 @@ void run_simulate(const SimulateOptions& options) {
   SimOptions sim_options;
   sim_options.gamma_us_per_byte = options.gamma;
   const auto started = std::chrono::steady_clock::now();
+  ProgressLine line;
+  sim_options.progress = simulation_progress(line, "simulating");
   const SimResult sim = simulate(topology, schedule, sim_options);
+  line.clear();
   const double simulation_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 

@@ -79,7 +79,8 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
 }
 
 Evaluation evaluate_baseline(const std::string& name, const Topology& topology, const Collective& collective,
-                             const LowerBound& bound, const std::string& option, double slower_than_us) {
+                             const LowerBound& bound, const std::string& option, double slower_than_us,
+                             const std::function<void(double)>& progress) {
   Evaluation evaluation;
   CollectiveResult& result = evaluation.result = result_frame(name, topology, collective, bound);
   BaselineResult baseline = generate_baseline(name, topology, collective, option);
@@ -96,6 +97,7 @@ Evaluation evaluate_baseline(const std::string& name, const Topology& topology, 
   SimOptions record;
   record.record_times = true;
   record.skip_slower_than_us = slower_than_us;
+  record.progress = progress;
   SimResult simulated = simulate(topology, baseline.schedule, record);
   result.transfers = baseline.schedule.size();
   result.extra = {{"chunks_per_member", baseline.schedule.chunks_per_member()}, {"notes", baseline.schedule.notes}};

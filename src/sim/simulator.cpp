@@ -371,7 +371,9 @@ struct EventOutcome {
 /// The event simulation (see the file comment) of `transfers`, whose routes index `flows`.
 template <class Inputs>
 EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues& queues, FlowNetwork& flows,
-                        double gamma, bool record_times) {
+                        const SimOptions& options) {
+  const double gamma = options.gamma_us_per_byte;
+  const bool record_times = options.record_times;
   Dependents dependents(transfers);
   const std::size_t count = transfers.size();
   std::vector<std::uint32_t> waiting(count);
@@ -395,7 +397,8 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
   std::uint64_t finished = 0;
   auto finish = [&](TransferId id) {
     if (record_times) outcome.ends[id] = now;
-    ++finished;
+    if (++finished % SimOptions::kProgressEvery == 0 && options.progress && finished < count)
+      options.progress(static_cast<double>(finished) / static_cast<double>(count));
     outcome.time_us = std::max(outcome.time_us, now);
     for (std::uint64_t i = dependents.offsets[id]; i < dependents.offsets[id + 1]; ++i) {
       const TransferId next = dependents.ids[i];
@@ -474,11 +477,12 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
 /// One transfer per orbit on the link orbits; every transfer of an orbit takes its
 /// representative's times and every link its orbit's load (translation_symmetry.hpp).
 SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, const sim::SymmetricQuotient& quotient,
-                            double gamma, bool record_times) {
+                            const SimOptions& options) {
+  const bool record_times = options.record_times;
   FlowNetwork flows(quotient.orbit_capacity, quotient.routes);
   LinkQueues no_queues;
   const EventOutcome outcome =
-      run_events(QuotientTransfers{schedule, quotient}, schedule.chunk_bytes(), no_queues, flows, gamma, record_times);
+      run_events(QuotientTransfers{schedule, quotient}, schedule.chunk_bytes(), no_queues, flows, options);
   SimResult result;
   result.time_us = outcome.time_us;
   result.links.resize(topology.link_count());
@@ -537,7 +541,7 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
     return replay_alone_on_links(topology, schedule, routes, gamma, options.record_times);
   if (options.use_symmetry) {
     if (const auto quotient = sim::find_translation_symmetry(topology, schedule, routes))
-      return simulate_quotient(topology, schedule, *quotient, gamma, options.record_times);
+      return simulate_quotient(topology, schedule, *quotient, options);
   }
 
   // Route ids below link_count are the single links; the rest are the routes of distinct pairs
@@ -559,8 +563,8 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
 
   LinkQueues queues(schedule, topology.link_count());
   FlowNetwork flows(topology, routes.paths());
-  EventOutcome outcome = run_events(ScheduleTransfers{schedule, routes}, schedule.chunk_bytes(), queues, flows, gamma,
-                                    options.record_times);
+  EventOutcome outcome =
+      run_events(ScheduleTransfers{schedule, routes}, schedule.chunk_bytes(), queues, flows, options);
   SimResult result;
   result.time_us = outcome.time_us;
   result.links = flows.loads();

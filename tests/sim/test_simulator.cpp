@@ -372,6 +372,30 @@ TEST_CASE("flows that join a route end in order of the bytes they have left", "[
   CHECK(result.links[topology.find_link(0, 1)].bytes == exactly(4800.0));
 }
 
+TEST_CASE("a long simulation reports what share of its transfers have finished", "[simulator]") {
+  // 20,000 chunks each way between two NPUs, all routed at once: 40,000 transfers, so the share
+  // is reported after 16,384 and 32,768 of them, and not at the end.
+  Topology topology(2, {});
+  topology.add_duplex(0, 1, 0.5, 50.0);
+  const std::uint32_t per_member = 20000;
+  std::vector<Spec> specs;
+  for (NodeId from = 0; from < 2; ++from) {
+    for (ChunkId c = 0; c < per_member; ++c)
+      specs.push_back({from, 1 - from, {from * per_member + c}, {}, 0, 1, kRouted});
+  }
+  const Schedule schedule = build(topology, CollectiveKind::kAllGather, {0, 1}, per_member, 1000.0, specs);
+  std::vector<double> shares;
+  SimOptions options;
+  options.progress = [&](double done) { shares.push_back(done); };
+  const SimResult reported = simulate(topology, schedule, options);
+  REQUIRE(shares.size() == 2);
+  CHECK(shares[0] == exactly(16384.0 / 40000.0));
+  CHECK(shares[1] == exactly(32768.0 / 40000.0));
+  // Reporting changes nothing: all 40,000 share one route each way and end together.
+  CHECK(reported.time_us == exactly(simulate(topology, schedule).time_us));
+  CHECK(reported.time_us == Approx(0.5 + per_member * 1000.0 / 50000.0));
+}
+
 TEST_CASE("all-to-all through one switch shares every port three ways", "[simulator]") {
   // Direct all-gather on 4 NPUs around switch "sw": each NPU's up- and down-link carries three
   // flows that all start together, so every flow gets a third: 2 alpha + 3 s / bw.

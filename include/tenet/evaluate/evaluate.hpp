@@ -7,6 +7,7 @@
 // switches (the synthesizer scores its candidates the same way), a baseline simulated with its
 // transfers routed over the topology. Never a plan on an abstraction.
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -45,9 +46,10 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
 /// `slower_than_us`: callers ranking algorithms pass the best time they have; a baseline whose
 /// simulation would be long and that provably takes longer is then not simulated
 /// (result.time_at_least_us, SimOptions::skip_slower_than_us), and its schedule keeps its own
-/// planned times.
+/// planned times. `progress`: SimOptions::progress of its simulation.
 Evaluation evaluate_baseline(const std::string& name, const Topology& topology, const Collective& collective,
                              const LowerBound& bound, const std::string& option = "--algorithm",
-                             double slower_than_us = std::numeric_limits<double>::infinity());
+                             double slower_than_us = std::numeric_limits<double>::infinity(),
+                             const std::function<void(double)>& progress = {});
 
 }  // namespace tenet
