@@ -193,12 +193,14 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
   // top, which this same pass adds up.
   component_links_.clear();
   component_groups_.clear();
+  rising_groups_.clear();
   fill_state_[seed].stamp = epoch_;
   component_links_.push_back(seed);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     const LinkId at = component_links_[i];
     double kept = 0.0;
     std::uint32_t rising = 0;
+    fill_state_[at].first_rising = static_cast<std::uint32_t>(rising_groups_.size());
     for (std::uint32_t member : members_[at]) {
       const RouteFlowsId group = member >> shift_;
       GroupState& state = state_[group];
@@ -207,6 +209,7 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
         continue;
       }
       rising += state.count;
+      rising_groups_.push_back(group);
       if (state.stamp == epoch_) continue;
       state.stamp = epoch_;
       component_groups_.push_back(group);
@@ -218,6 +221,7 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
     }
     fill_state_[at].residual = capacity_[at] - kept;
     fill_state_[at].unfrozen = rising;
+    fill_state_[at].end_rising = static_cast<std::uint32_t>(rising_groups_.size());
   }
 }
 
@@ -268,9 +272,10 @@ void FlowNetwork::fill_component(double level) {
     // share smaller (or negative), so it is held at the level already reached.
     const double share = std::max(current, level);
     level = share;
-    for (std::uint32_t member : members_[entry.link]) {
-      const RouteFlowsId group = member >> shift_;
-      if (state_[group].stamp != epoch_ || state_[group].new_rate >= 0.0) continue;  // kept, or frozen
+    const LinkFill& saturated = fill_state_[entry.link];
+    for (std::uint32_t i = saturated.first_rising; i < saturated.end_rising; ++i) {
+      const RouteFlowsId group = rising_groups_[i];
+      if (state_[group].new_rate >= 0.0) continue;  // frozen already
       state_[group].new_rate = share;
       --rising;
       const double taken = share * state_[group].count;

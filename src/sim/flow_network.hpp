@@ -101,6 +101,9 @@ class FlowNetwork {
     double residual = 0.0;       ///< progressive filling: capacity not yet given out
     std::uint32_t unfrozen = 0;  ///< progressive filling: flows on the link still rising
     std::uint32_t stamp = 0;     ///< epoch of the last component that took it in
+    /// Its routes' flows that the component refills: rising_groups_[first_rising, end_rising).
+    std::uint32_t first_rising = 0;
+    std::uint32_t end_rising = 0;
   };
   std::vector<LinkFill> fill_state_;
   std::vector<double> busy_since_;
@@ -149,6 +152,10 @@ class FlowNetwork {
   std::vector<Share> fill_;
   std::vector<LinkId> component_links_;
   std::vector<RouteFlowsId> component_groups_;
+  /// Per component link, in the order of its members_, the routes' flows the refill raises: a
+  /// saturated link freezes these without walking past the many slower flows it keeps (a direct
+  /// all-to-all's links carry hundreds of routes, most of them below the level).
+  std::vector<RouteFlowsId> rising_groups_;
 };
 
 }  // namespace tenet::sim
