@@ -44,19 +44,20 @@ void run_synth(const SynthCommandOptions& options) {
   if (options.output.plan())
     fit_synthesis_to_mscclpp_plan(synth_options, topology, mscclpp_write_options(options.output.mscclpp));
 
-  const bool show_progress = stderr_is_terminal() && !options.json;
+  ProgressLine line;
   const std::string what =
       "synthesizing " + collective_name(collective.kind) + " on " + std::to_string(topology.npu_count()) + " NPUs";
-  if (show_progress) {
-    std::cerr << what << "...\r" << std::flush;
-    synth_options.progress = [&what](double done) {
-      std::cerr << what << ": " << static_cast<int>(done * 100.0) << "% matched  \r" << std::flush;
+  if (line.enabled() && !options.json) {
+    line.show(what);
+    // Called by one worker at a time (synthesize rate-limits it under a lock).
+    synth_options.progress = [&line, &what](double done) {
+      line.show(what + ": " + std::to_string(static_cast<int>(done * 100.0)) + "% matched");
     };
   }
   const Diameter diameter = compute_diameter(topology, collective.members);
   const LowerBound bound = lower_bound(topology, collective, diameter);
   Evaluation evaluation = evaluate_synth(topology, collective, synth_options, bound);
-  if (show_progress) std::cerr << std::string(72, ' ') << "\r" << std::flush;
+  line.clear();
   CollectiveResult& report = evaluation.result;
   const bool verified = report.verified;
   report.extra["policy"] = options.policy;
