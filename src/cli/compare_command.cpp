@@ -97,6 +97,13 @@ class CompareProgress {
   }
   /// SimOptions::progress of the run announced last: "compare: 3/9 direct 12% (41.0 s)".
   std::function<void(double)> simulation() { return simulation_progress(line_, label_); }
+  /// SynthOptions::progress (called by one worker at a time): "compare: 1/9 synth 40% matched".
+  std::function<void(double)> matching() {
+    if (!line_.enabled()) return {};
+    return [this](double done) {
+      line_.show(label_ + " " + std::to_string(static_cast<int>(done * 100.0)) + "% matched");
+    };
+  }
   void clear() { line_.clear(); }
 
  private:
@@ -160,6 +167,7 @@ void run_compare(const CompareOptions& options) {
   std::vector<std::vector<Row>> table(sizes.size());
   std::vector<LowerBound> bounds(sizes.size());
   CompareProgress progress(algorithms.size() * sizes.size());
+  synth_options.progress = progress.matching();
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     Collective collective = loaded.collective;
     collective.size_bytes = sizes[s];
