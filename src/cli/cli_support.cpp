@@ -496,8 +496,7 @@ double peak_memory_MiB() {
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
-ProgressLine::ProgressLine()
-    : enabled_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()), drawn_(started_) {}
+ProgressLine::ProgressLine() : enabled_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()) {}
 
 double ProgressLine::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -505,7 +504,6 @@ double ProgressLine::seconds() const {
 
 void ProgressLine::show(std::string text) {
   if (!enabled_) return;
-  drawn_ = std::chrono::steady_clock::now();
   text += " (" + fixed(seconds(), 1) + " s)";
   // Pads over a longer previous line instead of clearing it first: no flicker.
   const std::size_t width = std::max(text.size(), shown_);

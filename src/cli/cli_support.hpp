@@ -234,7 +234,6 @@ class ProgressLine {
   bool enabled_;
   std::size_t shown_ = 0;  ///< width of the line on screen, 0 when none
   std::chrono::steady_clock::time_point started_;
-  std::chrono::steady_clock::time_point drawn_;
 };
 
 /// SimOptions::progress that shows "`label` 12%" on `line`, at most five times a second.
