@@ -45,6 +45,8 @@ void run_baseline(const BaselineCommandOptions& options) {
   const Diameter diameter = compute_diameter(topology, collective.members);
   const LowerBound bound = lower_bound(topology, collective, diameter);
   ProgressLine line;
+  // Shown at once: the first share comes only after 16,384 transfers have finished.
+  line.show("baseline " + options.algorithm);
   Evaluation evaluation = evaluate_baseline(options.algorithm, topology, collective, bound, "--algorithm",
                                             std::numeric_limits<double>::infinity(),
                                             simulation_progress(line, "simulating " + options.algorithm));

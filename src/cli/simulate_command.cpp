@@ -118,6 +118,7 @@ void run_simulate(const SimulateOptions& options) {
   sim_options.gamma_us_per_byte = options.gamma;
   const auto started = std::chrono::steady_clock::now();
   ProgressLine line;
+  line.show("simulating");  // at once: the first share comes after 16,384 transfers have finished
   sim_options.progress = simulation_progress(line, "simulating");
   const SimResult sim = simulate(topology, schedule, sim_options);
   line.clear();
