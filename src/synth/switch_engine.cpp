@@ -467,11 +467,13 @@ class SwitchEngine {
   }
 
   /// A chunk u holds that v neither holds nor awaits, worth sending over `port`, or kNoChunk.
+  /// Chunks are looked at in a random rotation of each word; each one looked at counts against
+  /// the budget, and one a faster source of v holds or awaits is passed over. Those are masked a
+  /// word at a time (as offer_word does), so a passed-over chunk costs a bit count, not a test
+  /// of every faster source: a GPU's slow NIC port has all its box-mates as faster sources.
   ChunkId best_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, Rng& rng) {
-    const std::span<const NodeId> faster =
-        relaxed_ ? std::span<const NodeId>{}
-                 : std::span<const NodeId>(faster_sources_.data() + faster_offsets_[port],
-                                           faster_sources_.data() + faster_offsets_[port + 1]);
+    const std::uint32_t faster_begin = relaxed_ ? 0 : faster_offsets_[port];
+    const std::uint32_t faster_end = relaxed_ ? 0 : faster_offsets_[port + 1];
     const std::uint64_t* offered = holds_.data() + static_cast<std::size_t>(u) * words_;
     const std::uint64_t* had = have_.data() + static_cast<std::size_t>(v) * words_;
     ChunkId best = kNoChunk;
@@ -483,15 +485,22 @@ class SwitchEngine {
       const std::size_t w = start + k < words_ ? start + k : start + k - words_;
       const std::uint64_t bits = offered[w] & ~had[w] & (near == nullptr ? ~std::uint64_t{0} : ~near[w]);
       if (bits == 0) continue;
-      const unsigned shift = static_cast<unsigned>(rng.below(64));
-      for (std::uint64_t rotated = std::rotr(bits, static_cast<int>(shift)); rotated != 0; rotated &= rotated - 1) {
-        if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
-        const ChunkId chunk =
-            static_cast<ChunkId>(w * 64 + (static_cast<unsigned>(std::countr_zero(rotated)) + shift) % 64);
-        ++examined;
-        if (std::any_of(faster.begin(), faster.end(), [&](NodeId x) { return x != u && test_bit(have_, x, chunk); }))
-          continue;
+      const int shift = static_cast<int>(rng.below(64));
+      if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
+      std::uint64_t beaten = 0;
+      for (std::uint32_t f = faster_begin; f < faster_end; ++f) {
+        if (faster_sources_[f] != u) beaten |= have_[static_cast<std::size_t>(faster_sources_[f]) * words_ + w];
+      }
+      // In rotated order: the chunk at index j is looked at only while examined + j is within
+      // the budget.
+      const std::uint64_t rotated = std::rotr(bits, shift);
+      const int budget_left = kExamineBudget - examined;
+      for (std::uint64_t fresh = std::rotr(bits & ~beaten, shift); fresh != 0; fresh &= fresh - 1) {
+        const int at = std::countr_zero(fresh);
+        const std::uint64_t before = rotated & ((std::uint64_t{1} << at) - 1);
+        if (std::popcount(before) >= budget_left) return best;
         ++sampled;
+        const ChunkId chunk = static_cast<ChunkId>(w * 64 + static_cast<unsigned>(at + shift) % 64);
         std::uint32_t rarity = 0;
         for (LinkId in : adjacency_.in(v)) {
           const NodeId x = topology_.link(in).src;
@@ -502,7 +511,15 @@ class SwitchEngine {
           best = chunk;
           if (rarity == 0) return best;
         }
+        // The sample is full: the search ends at the next chunk, in this word or the next.
+        if (sampled >= kRaritySample) {
+          if ((rotated >> at) > 1) return best;
+          break;
+        }
       }
+      const int looked = std::popcount(rotated);
+      if (looked > budget_left) return best;
+      examined += looked;
     }
     return best;
   }
