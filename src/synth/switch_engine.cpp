@@ -468,12 +468,10 @@ class SwitchEngine {
 
   /// A chunk u holds that v neither holds nor awaits, worth sending over `port`, or kNoChunk.
   /// Chunks are looked at in a random rotation of each word; each one looked at counts against
-  /// the budget, and one a faster source of v holds or awaits is passed over. Those are masked a
-  /// word at a time (as offer_word does), so a passed-over chunk costs a bit count, not a test
-  /// of every faster source: a GPU's slow NIC port has all its box-mates as faster sources.
+  /// the budget, and one a faster source of v holds or awaits is passed over. Those come masked a
+  /// word at a time (offer_word), so a passed-over chunk costs a bit count, not a test of every
+  /// faster source: a GPU's slow NIC port has all its box-mates as faster sources.
   ChunkId best_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, Rng& rng) {
-    const std::uint32_t faster_begin = relaxed_ ? 0 : faster_offsets_[port];
-    const std::uint32_t faster_end = relaxed_ ? 0 : faster_offsets_[port + 1];
     const std::uint64_t* offered = holds_.data() + static_cast<std::size_t>(u) * words_;
     const std::uint64_t* had = have_.data() + static_cast<std::size_t>(v) * words_;
     ChunkId best = kNoChunk;
@@ -487,15 +485,11 @@ class SwitchEngine {
       if (bits == 0) continue;
       const int shift = static_cast<int>(rng.below(64));
       if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
-      std::uint64_t beaten = 0;
-      for (std::uint32_t f = faster_begin; f < faster_end; ++f) {
-        if (faster_sources_[f] != u) beaten |= have_[static_cast<std::size_t>(faster_sources_[f]) * words_ + w];
-      }
       // In rotated order: the chunk at index j is looked at only while examined + j is within
       // the budget.
       const std::uint64_t rotated = std::rotr(bits, shift);
       const int budget_left = kExamineBudget - examined;
-      for (std::uint64_t fresh = std::rotr(bits & ~beaten, shift); fresh != 0; fresh &= fresh - 1) {
+      for (std::uint64_t fresh = std::rotr(offer_word(u, v, port, near, w), shift); fresh != 0; fresh &= fresh - 1) {
         const int at = std::countr_zero(fresh);
         const std::uint64_t before = rotated & ((std::uint64_t{1} << at) - 1);
         if (std::popcount(before) >= budget_left) return best;
