@@ -890,14 +890,26 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     }
     search_best.reset();
   };
-  search(families, kPatience, matching_counts.size(), false, matching_counts);
-  keep_finalist();
   // Aggregated and routed candidates search on their own, after: the search above stays what it
   // was (their rounds would crowd its beam and budgets), and on point-to-point links they stop as
   // soon as they pass its best. A few chunk counts, every family at each (which wins changes with
   // the count), until two in a row gain nothing.
+  // On point-to-point networks too large for more than one round of either search (a single
+  // aggregated family, few_aggregated), the aggregated one goes first: it wins there, and the
+  // chunk-by-chunk run then stops as soon as it passes that time instead of holding its full trace
+  // and schedule beside the aggregated run (mesh-128x128 all-gather of 64 MiB: 268 million
+  // transfers). Both rounds run either way and the faster wins, so only the cost changes.
+  const bool aggregated_first = few_aggregated && !switched;
+  if (!aggregated_first) {
+    search(families, kPatience, matching_counts.size(), false, matching_counts);
+    keep_finalist();
+  }
   search(aggregated_families, 2, kAggregatedRounds, true, chunk_counts);
   keep_finalist();
+  if (aggregated_first) {
+    search(families, kPatience, matching_counts.size(), false, matching_counts);
+    keep_finalist();
+  }
   // Synchronous rounds at every size, on 1 to 16 chunks per NPU, each count tried (within the
   // budgets): a round at 2 chunks can tie the best so far and 4 beat it (torus-4x4 at 16 MiB).
   search(round_families, static_cast<int>(round_counts.size()), round_counts.size(), true, round_counts);
