@@ -64,6 +64,8 @@ constexpr double kPlanRounding = 1e-6;
 /// Degrees tried when the user fixes none: from a ring to moderately dense; beyond 8 a switch's
 /// port is cut into slivers whose alphas dominate.
 constexpr std::uint32_t kDefaultDegrees[] = {1, 2, 3, 4, 6, 8};
+/// A single switch of up to this many NPUs is also unwound in full where alphas matter (synthesize).
+constexpr std::uint32_t kFullUnwindingNpus = 32;
 
 /// More transfers than this would not fit in this machine's memory as a Schedule.
 constexpr double kMaxTransfers = 4e8;
@@ -487,6 +489,16 @@ bool mixed_link_speeds(const Topology& topology) {
   return false;
 }
 
+/// A single switch and nothing else: every link joins an NPU to it.
+bool one_switch_only(const Topology& topology) {
+  if (topology.switch_count() != 1) return false;
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    const Link& link = topology.link(id);
+    if (!topology.is_switch(link.src) && !topology.is_switch(link.dst)) return false;
+  }
+  return true;
+}
+
 /// Members that take in different bandwidths (a mesh's corners two links, its inner NPUs four):
 /// there an all-reduce's reductions and broadcasts can share the inner links, and the reduction
 /// trees packed beside the broadcast trees (tree_method.cpp) beat reduce-scatter then all-gather.
@@ -566,6 +578,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     degrees.push_back(0);
     planned_on.push_back(topology);
   }
+  const double largest_chunk = static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()) /
+                               static_cast<double>(chunk_counts.front());
+  // tenet's rule with every shape of transfer allowed: aggregated, routed, in rounds.
+  const bool any_shape = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto;
+  const bool alphas_matter = alpha_matters(topology, largest_chunk, kAggregateAlphaShare);
+  const bool aggregating = any_shape && alphas_matter;
+  // The densest unwinding of the default degrees, when there are unwindings.
+  std::size_t densest = 0;
   if (unwinding) {
     std::vector<std::uint32_t> wanted(std::begin(kDefaultDegrees), std::end(kDefaultDegrees));
     // Beside switch-native plans only the sparsest and densest unwindings: the sparsest (a ring
@@ -584,17 +604,25 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       degrees.push_back(degree);
       planned_on.push_back(std::move(candidate));
     }
+    densest = planned_on.size() - 1;
+    // Where alphas matter, a network of one switch larger than the densest default degree reaches
+    // is also unwound in full, a link from every NPU to every other: the direct algorithm, one
+    // alpha where sparser unwindings pay several (a 16-NPU switch, all-gather of 1 MiB: 21.66 us
+    // at degree 8, 20.66 in full, as direct; 32 NPUs 24.32 -> 21.32 us). Not where the switch is
+    // one part of the network: there the full unwinding of a group never won and doubled the
+    // search (mi250-2x16-ib all-gather of 4 KiB, its 32-NPU IB switch: 0.33 -> 0.73 s); nor past
+    // kFullUnwindingNpus NPUs, where the express (routed) candidates plan direct transfers anyway.
+    std::uint32_t full = 0;
+    if (options.unwind_degree == 0 && aggregating && one_switch_only(topology)) {
+      Topology candidate = unwind_switches(topology, static_cast<int>(kFullUnwindingNpus), true, &full);
+      if (full > wanted.back() && full < kFullUnwindingNpus) {
+        degrees.push_back(full);
+        planned_on.push_back(std::move(candidate));
+      }
+    }
   }
   // Where alphas matter, routed transfers (express.hpp): planned on a virtual link per pair of
   // members, cut through the NPUs (or switches) between.
-  const double largest_chunk = static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()) /
-                               static_cast<double>(chunk_counts.front());
-  // tenet's rule with every shape of transfer allowed: aggregated, routed, in rounds.
-  const bool any_shape = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto;
-  const bool alphas_matter = alpha_matters(topology, largest_chunk, kAggregateAlphaShare);
-  const bool aggregating = any_shape && alphas_matter;
-  // The densest unwinding, when there are unwindings.
-  const std::size_t densest = planned_on.size() - 1;
   std::optional<std::size_t> express;
   const double express_share = members.size() <= kExpressCheapMembers ? kExpressAlphaShare : kExpressLargeAlphaShare;
   // And at every size for a few members with NPUs between them that only forward: there every
