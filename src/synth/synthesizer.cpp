@@ -824,15 +824,25 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       const std::uint32_t chunks = counts[round];
       // Unwound plans are scored by routing them through the switches; beside switch-native ones
       // only while that stays affordable.
+      // Routed member to member, as the direct algorithm: up to 256 members through switches
+      // (two-level-switch-32x8 all-gather of 4 KiB: 10.05 us switch-native, 2.08 routed, direct's
+      // 2.06; all-reduce 21.09 -> 4.13 us), though routing 60,000 and more transfers costs seconds.
       const bool routable =
           transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
+      const bool express_routable = transfers_with(chunks) <= static_cast<double>(kRankRoutedMax);
+      // Through switches, past kExpressCheapMembers members, the routed plans' reductions are
+      // replayed ordered only: free they never ran faster (eight cases of 256 members, 4 and
+      // 64 KiB) and each replay costs up to 9 s (hammingmesh of 4x4 boards of 4x4, all-reduce of
+      // 64 KiB).
+      const bool free_express = !switched || members.size() <= kExpressCheapMembers;
       std::vector<Candidate> candidates;
       for (const Family& family : active) {
         const bool switch_native = switched && degrees[family.d] == 0 && family.d != express && family.d != grouped;
-        if (native && !switch_native && !routable) continue;
+        if (native && !switch_native && !(family.d == express ? express_routable : routable)) continue;
         candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy,
                               &planned_on[family.d], transposed.empty() ? nullptr : &transposed[family.d],
-                              switch_native, family.d == express, family.d == grouped, family, alphas_matter});
+                              switch_native, family.d == express, family.d == grouped, family,
+                              alphas_matter && (family.d != express || free_express)});
       }
       if (candidates.empty()) break;
       tried += static_cast<std::uint32_t>(candidates.size());
