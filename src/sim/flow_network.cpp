@@ -201,7 +201,6 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
     double kept = 0.0;
     std::uint32_t rising = 0;
     fill_state_[at].first_rising = static_cast<std::uint32_t>(rising_groups_.size());
-    refill_work_ += members_[at].size();
     for (std::uint32_t member : members_[at]) {
       const RouteFlowsId group = member >> shift_;
       GroupState& state = state_[group];

@@ -363,8 +363,7 @@ void check_gamma(double gamma_us_per_byte) {
 namespace {
 
 struct EventOutcome {
-  double time_us = 0.0;    ///< when the last transfer ended
-  bool abandoned = false;  ///< SimOptions::abandon_past_refill_work
+  double time_us = 0.0;  ///< when the last transfer ended
   std::vector<double> starts;
   std::vector<double> ends;
 };
@@ -422,8 +421,6 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
   };
 
   constexpr double kNever = std::numeric_limits<double>::infinity();
-  const double work_per_transfer = options.abandon_past_refill_work;
-  const double warm_up = static_cast<double>(count) / 20.0;
   // Changes since the last refill, and the time up to which more may join them (tolerances.hpp).
   bool batching = false;
   double batch_until = 0.0;
@@ -438,12 +435,6 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
     if (batching && std::min(event_time, flow_time) > batch_until) {
       flows.settle(now);
       batching = false;
-      if (work_per_transfer > 0.0 &&
-          static_cast<double>(flows.refill_work()) > work_per_transfer * (static_cast<double>(finished) + warm_up)) {
-        outcome.abandoned = true;
-        outcome.time_us = kNever;
-        return outcome;
-      }
       continue;
     }
     if (events.empty() && flows.idle()) break;
@@ -494,7 +485,6 @@ SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, 
       run_events(QuotientTransfers{schedule, quotient}, schedule.chunk_bytes(), no_queues, flows, options);
   SimResult result;
   result.time_us = outcome.time_us;
-  result.abandoned = outcome.abandoned;
   result.links.resize(topology.link_count());
   for (LinkId link = 0; link < topology.link_count(); ++link) {
     result.links[link] = flows.loads()[quotient.orbit_of_link[link]];
@@ -502,7 +492,7 @@ SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, 
   }
   result.transfers = schedule.size();
   result.symmetry_order = topology.npu_count();
-  if (record_times && !outcome.abandoned) {
+  if (record_times) {
     result.start_us.resize(schedule.size());
     result.end_us.resize(schedule.size());
     for (TransferId id = 0; id < schedule.size(); ++id) {
@@ -577,14 +567,11 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
       run_events(ScheduleTransfers{schedule, routes}, schedule.chunk_bytes(), queues, flows, options);
   SimResult result;
   result.time_us = outcome.time_us;
-  result.abandoned = outcome.abandoned;
   result.links = flows.loads();
   for (const LinkLoad& load : result.links) result.max_link_bytes = std::max(result.max_link_bytes, load.bytes);
   result.transfers = schedule.size();
-  if (!outcome.abandoned) {
-    result.start_us = std::move(outcome.starts);
-    result.end_us = std::move(outcome.ends);
-  }
+  result.start_us = std::move(outcome.starts);
+  result.end_us = std::move(outcome.ends);
   return result;
 }
 

@@ -64,14 +64,6 @@ constexpr std::size_t kWrittenTrials = 2;
 constexpr double kWrittenEstimateDoubt = 1.2;
 constexpr std::size_t kPacedAllReduceTransfers = 1 << 16;
 
-/// Trials whose replay walks more than this many route memberships per transfer are abandoned
-/// (SimOptions::abandon_past_refill_work): where nearly every flow shares a fabric of spines,
-/// every event refills them all (a fat tree of 8 leaves of 8 NPUs under 4 spines, reduce-scatter
-/// of 16 MiB: 2,000 to 4,100 per transfer, 4 to 10 s a replay, 40 s in all, and the trees lost by
-/// 11% or more). The trials that won walked at most 1,200 (tree-4x8 all-reduce of 16 MiB, 64
-/// pieces), those through NICs and a single switch under 110.
-constexpr double kTrialRefillWork = 1800.0;
-
 /// reductions_beside: the broadcasts' share of their rate searched from here up, in this many
 /// bisection steps, and also tried this far below the balance found.
 constexpr double kLowestBroadcastShare = 0.3;
@@ -251,7 +243,6 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   if (trials.empty()) return std::nullopt;
   SimOptions replay_options;
   replay_options.record_times = true;
-  replay_options.abandon_past_refill_work = kTrialRefillWork;
   auto build_trial = [&](const Trial& trial, const TreePacing& pacing) {
     const Packed& choice = *trial.packed;
     return tree_schedule(topology, kind, size_bytes, members, choice.gather ? &*choice.gather : nullptr,
@@ -261,9 +252,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     const Schedule forward = tree_schedule(transposed, CollectiveKind::kAllGather, size_bytes, members,
                                            &*trial.packed->reduce, nullptr, trial.pieces);
     SimResult replay = simulate(transposed, forward, replay_options);
-    if (replay.abandoned) return std::optional<MirrorTimes>();
-    return std::optional<MirrorTimes>(
-        MirrorTimes{std::move(replay.start_us), std::move(replay.end_us), replay.time_us});
+    return MirrorTimes{std::move(replay.start_us), std::move(replay.end_us), replay.time_us};
   };
   auto replay_trial = [&](const Trial& trial, Schedule schedule) {
     const Packed& choice = *trial.packed;
@@ -276,10 +265,6 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     }
     result.replay = simulate(topology, result.schedule, replay_options);
     result.score_us = result.replay.time_us;
-    if (result.replay.abandoned) {
-      result.schedule = Schedule();
-      return result;
-    }
     if (file_time) {
       result.schedule.retime(result.replay.start_us, result.replay.end_us);
       result.score_us = file_time(result.schedule);
@@ -359,13 +344,9 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
       varied[k] = replay_trial(trial, build_trial(trial, variants[k].pacing));
       return;
     }
-    const std::optional<MirrorTimes> mirror = mirror_of(trial);
-    if (!mirror) {
-      varied[k].score_us = std::numeric_limits<double>::infinity();
-      return;
-    }
+    const MirrorTimes mirror = mirror_of(trial);
     TreePacing pacing = variants[k].pacing;
-    pacing.mirror = &*mirror;
+    pacing.mirror = &mirror;
     varied[k] = replay_trial(trial, build_trial(trial, pacing));
   });
   for (std::size_t k = 0; k < variants.size(); ++k) {

@@ -418,33 +418,6 @@ TEST_CASE("all-to-all through one switch shares every port three ways", "[simula
   }
 }
 
-TEST_CASE("a simulation past its refill work per transfer is abandoned, one within it runs exactly", "[simulator]") {
-  // The 4-NPU all-to-all above: its first refill walks 8 links x 3 routes, 24 memberships, before
-  // any of the 12 transfers has finished (counted as 12 / 20 = 0.6 finished).
-  const Topology topology = generate_topology({{"kind", "switch"}, {"npus", 4}}, LinkDefaults{}, "t", "");
-  const double s = 4000.0;
-  const double t = 2 * 0.5 + 3 * s / 50000.0;
-  std::vector<Spec> specs;
-  for (NodeId from = 0; from < 4; ++from) {
-    for (NodeId to = 0; to < 4; ++to) {
-      if (from != to) specs.push_back({from, to, {from}, {}, 0, t, kRouted});
-    }
-  }
-  const Schedule schedule = build(topology, CollectiveKind::kAllGather, {0, 1, 2, 3}, 1, s, specs);
-  SimOptions options;
-  options.record_times = true;
-  options.abandon_past_refill_work = 39.0;  // 24 > 39 x 0.6
-  const SimResult abandoned = simulate(topology, schedule, options);
-  CHECK(abandoned.abandoned);
-  CHECK(abandoned.time_us == std::numeric_limits<double>::infinity());
-  CHECK(abandoned.start_us.empty());
-  options.abandon_past_refill_work = 41.0;  // 24 <= 41 x 0.6
-  const SimResult within = simulate(topology, schedule, options);
-  CHECK_FALSE(within.abandoned);
-  CHECK(within.time_us == exactly(t));
-  CHECK(within.end_us.size() == schedule.size());
-}
-
 TEST_CASE("ring all-reduce on an 8-NPU ring matches 2(p-1)(alpha + n/(p bw))", "[simulator]") {
   const std::uint32_t p = 8;
   const Topology topology = generate_topology({{"kind", "ring"}, {"npus", p}}, LinkDefaults{}, "t", "");

@@ -58,15 +58,6 @@ struct SimOptions {
   /// transfers are each alone on their links replays in one quick pass and reports nothing.
   std::function<void(double done)> progress;
   static constexpr std::uint64_t kProgressEvery = 1 << 14;
-  /// For callers that rank many candidate schedules and can do without some (the spanning-tree
-  /// trials): when > 0, a simulation whose rate refills walk more than this many route
-  /// memberships (a route with flows on a link) per transfer finished, counted as if a twentieth
-  /// of the transfers had finished from the start, stops and is SimResult::abandoned. The work of
-  /// a refill is what a simulation costs, and deterministic: the same schedule stops at the same
-  /// event on every run and thread count. Flows of one event sharing a fabric of several spines
-  /// walk thousands per transfer (each start or end refills nearly all flows; seconds per
-  /// replay), a pipeline through one switch tree about a thousand, one through NICs less than 100.
-  double abandon_past_refill_work = 0.0;
 };
 
 struct LinkLoad {
@@ -89,9 +80,6 @@ struct SimResult {
   /// bytes or its slowest transfer alone on its route, whichever is larger; links hold bytes
   /// only (busy_us 0) and no times are recorded.
   bool simulated = true;
-  /// SimOptions::abandon_past_refill_work stopped the simulation: time_us is +infinity, links
-  /// hold what was carried so far, and no times are recorded.
-  bool abandoned = false;
 };
 
 /// Simulates a schedule on the topology it was made for. Throws InputError when a transfer's
