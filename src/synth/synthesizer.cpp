@@ -824,11 +824,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       const std::uint32_t chunks = counts[round];
       // Unwound plans are scored by routing them through the switches; beside switch-native ones
       // only while that stays affordable.
-      // Routed member to member, as the direct algorithm: up to 256 members through switches
-      // (two-level-switch-32x8 all-gather of 4 KiB: 10.05 us switch-native, 2.08 routed, direct's
-      // 2.06; all-reduce 21.09 -> 4.13 us), though routing 60,000 and more transfers costs seconds.
       const bool routable =
           transfers_with(chunks) <= (native ? kPortfolioRoutedMax : static_cast<double>(kRankRoutedMax));
+      // Plans routed member to member, as the direct algorithm sends, up to 256 members through
+      // switches (two-level-switch-32x8 all-gather of 4 KiB: 10.05 us switch-native, 2.08 routed,
+      // direct's 2.06; all-reduce 21.09 -> 4.13 us), though routing 60,000 and more transfers
+      // costs seconds.
       const bool express_routable = transfers_with(chunks) <= static_cast<double>(kRankRoutedMax);
       // Through switches, past kExpressCheapMembers members, the routed plans' reductions are
       // replayed ordered only: free they never ran faster (eight cases of 256 members, 4 and
