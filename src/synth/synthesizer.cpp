@@ -937,7 +937,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // aggregated family, few_aggregated), the aggregated one goes first: it wins there, and the
   // chunk-by-chunk run then stops as soon as it passes that time instead of holding its full trace
   // and schedule beside the aggregated run (mesh-128x128 all-gather of 64 MiB: 268 million
-  // transfers). Both rounds run either way and the faster wins, so only the cost changes.
+  // transfers). Both rounds run either way and the faster wins (an exact tie now goes to the
+  // aggregated one), so only the cost changes.
   const bool aggregated_first = few_aggregated && !switched;
   if (!aggregated_first) {
     search(families, kPatience, matching_counts.size(), false, matching_counts);
