@@ -637,6 +637,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     degrees.push_back(0);
     planned_on.push_back(synth::express_topology(topology, members));
   }
+  // Through switches, past kExpressCheapMembers members, the routed plans' reductions are replayed
+  // ordered only: free they never ran faster (eight cases of 256 members, 4 and 64 KiB) and each
+  // replay costs up to 9 s (hammingmesh of 4x4 boards of 4x4, all-reduce of 64 KiB).
+  const bool free_express = !switched || members.size() <= kExpressCheapMembers;
   // On switched networks of several groups, the group overlay (group_overlay.hpp), scored by
   // its replay on the real switches like every unwinding. Not with --switches unwind, which is
   // the paper's method alone.
@@ -831,11 +835,6 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       // direct's 2.06; all-reduce 21.09 -> 4.13 us), though routing 60,000 and more transfers
       // costs seconds.
       const bool express_routable = transfers_with(chunks) <= static_cast<double>(kRankRoutedMax);
-      // Through switches, past kExpressCheapMembers members, the routed plans' reductions are
-      // replayed ordered only: free they never ran faster (eight cases of 256 members, 4 and
-      // 64 KiB) and each replay costs up to 9 s (hammingmesh of 4x4 boards of 4x4, all-reduce of
-      // 64 KiB).
-      const bool free_express = !switched || members.size() <= kExpressCheapMembers;
       std::vector<Candidate> candidates;
       for (const Family& family : active) {
         const bool switch_native = switched && degrees[family.d] == 0 && family.d != express && family.d != grouped;

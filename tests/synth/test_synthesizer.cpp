@@ -35,6 +35,20 @@ void require_verified(const Topology& topology, const SynthResult& result) {
   CHECK(result.schedule.planned_time_us() == Approx(result.time_us).epsilon(1e-9));
 }
 
+/// The default synthesis (automatic chunk counts), verified, beside the direct baseline's time.
+struct BesideDirect {
+  SynthResult result;
+  double direct_us;
+};
+BesideDirect synthesized_beside_direct(const Topology& topology, const Collective& collective) {
+  SynthOptions options;
+  options.auto_chunks = true;
+  SynthResult result = synthesize(topology, collective, options);
+  require_verified(topology, result);
+  const double direct = simulate(topology, generate_baseline("direct", topology, collective).schedule).time_us;
+  return {std::move(result), direct};
+}
+
 }  // namespace
 
 TEST_CASE("TACOS Fig. 15: all-gather on a 3x3 mesh takes 4 link times", "[synth]") {
@@ -134,12 +148,8 @@ TEST_CASE("a few members far apart are reached by routed transfers, as direct do
   const Topology mesh = shipped("mesh-4x4-failed-7-9");
   const Collective collective =
       make_collective(CollectiveKind::kAllReduce, 1 << 20, 1, {0, static_cast<NodeId>(mesh.npu_count() - 1)});
-  SynthOptions options;
-  options.auto_chunks = true;
-  const SynthResult result = synthesize(mesh, collective, options);
-  require_verified(mesh, result);
+  const auto [result, direct] = synthesized_beside_direct(mesh, collective);
   CHECK(result.routed);
-  const double direct = simulate(mesh, generate_baseline("direct", mesh, collective).schedule).time_us;
   CHECK(result.time_us <= direct * (1 + 1e-9));
 }
 
@@ -228,11 +238,7 @@ TEST_CASE("one switch past the default degrees is also unwound in full, as direc
   // full unwinding (degree 15) is the direct algorithm, 20.66 us.
   const Topology topology = generate_topology({{"kind", "switch"}, {"npus", 16}}, LinkDefaults{}, "t", "");
   const Collective collective = make_collective(CollectiveKind::kAllGather, 1 << 20, 1);
-  SynthOptions options;
-  options.auto_chunks = true;
-  const SynthResult result = synthesize(topology, collective, options);
-  require_verified(topology, result);
-  const double direct = simulate(topology, generate_baseline("direct", topology, collective).schedule).time_us;
+  const auto [result, direct] = synthesized_beside_direct(topology, collective);
   CHECK(result.time_us <= direct * (1 + 1e-9));
   CHECK(result.unwind_degree == 15);
 }
@@ -246,12 +252,8 @@ TEST_CASE("256 members through switches are reached by routed transfers, as dire
   const Topology topology =
       generate_topology({{"kind", "two_level_switch"}, {"dims", {32, 8}}}, LinkDefaults{}, "t", "");
   const Collective collective = make_collective(CollectiveKind::kAllGather, 4096, 1);
-  SynthOptions options;
-  options.auto_chunks = true;
-  const SynthResult result = synthesize(topology, collective, options);
-  require_verified(topology, result);
+  const auto [result, direct] = synthesized_beside_direct(topology, collective);
   CHECK(result.routed);
-  const double direct = simulate(topology, generate_baseline("direct", topology, collective).schedule).time_us;
   CHECK(result.time_us <= 1.02 * direct);
 }
 
