@@ -45,8 +45,8 @@ TransferId ScheduleBuilder::add(NodeId src, NodeId dst, TransferKind kind, std::
 
 TransferId ScheduleBuilder::add_sharing_deps(TransferId sibling, NodeId src, NodeId dst, TransferKind kind,
                                              std::span<const ChunkId> chunks) {
-  const Transfer model = schedule_.transfer(sibling);
-  const double start = latest_end(schedule_.deps_of(model));
+  // Same dependencies, same start: add() and this both start a transfer at its latest dependency's end.
+  const double start = schedule_.start_us(sibling);
   const double end = start + route_cost(src, dst).time_us(schedule_.chunk_bytes() * static_cast<double>(chunks.size()));
   return schedule_.add_sharing_deps(sibling, src, dst, kind, chunks, start, end);
 }

@@ -136,10 +136,7 @@ struct ScheduleTransfers {
   std::span<const TransferId> deps(TransferId id) const { return schedule.deps_of(id); }
   /// The same stored list as the transfer before (ScheduleBuilder::add_sharing_deps).
   bool shares_previous(TransferId id) const {
-    if (id == 0) return false;
-    const Transfer a = schedule.transfer(id - 1);
-    const Transfer b = schedule.transfer(id);
-    return b.dep_count > 0 && a.dep_count == b.dep_count && a.dep_begin == b.dep_begin;
+    return id > 0 && !schedule.deps_of(id).empty() && schedule.same_deps(id - 1, id);
   }
   LinkId link(TransferId id) const { return schedule.link(id); }
   RouteId route(TransferId id) const { return routes.route_of(schedule.transfer(id)); }

@@ -90,10 +90,6 @@ std::vector<LinkId> translate_links(const Topology& topology, const TorusNodes& 
   return image;
 }
 
-bool shares_list(const Transfer& a, const Transfer& b) {
-  return a.dep_begin == b.dep_begin && a.dep_count == b.dep_count;
-}
-
 /// Checks that one unit translation (image of every transfer and every link given) maps the
 /// schedule onto itself as the simulator sees it: kind, size, dependencies and route.
 class TranslationCheck {
@@ -110,8 +106,8 @@ class TranslationCheck {
       if (!same_route(routes_.route_of(transfer), routes_.route_of(moved), link_image)) return false;
       // A list shared with the previous transfer, whose image shares its list with the previous
       // one's image, was checked there: direct all-reduce's 10^9 edges are 10^6 lists' worth.
-      if (id > 0 && transfer.dep_count > 0 && shares_list(schedule_.transfer(id - 1), transfer) &&
-          shares_list(schedule_.transfer(image[id - 1]), moved)) {
+      if (id > 0 && transfer.dep_count > 0 && schedule_.same_deps(id - 1, id) &&
+          schedule_.same_deps(image[id - 1], image[id])) {
         continue;
       }
       if (!same_deps(id, schedule_.deps_of(transfer), schedule_.deps_of(moved), image)) return false;

@@ -94,8 +94,12 @@ std::string transfer_problem(const Topology& topology, const Schedule& schedule,
   if (schedule.collective() == CollectiveKind::kReduceScatter && transfer.kind == TransferKind::kCopy) {
     return cat(label(), ": a copy in a reduce-scatter (reduce-scatter moves reduces only)");
   }
-  for (TransferId dep : schedule.deps_of(transfer)) {
-    if (dep >= id) return cat(label(), ": dependency ", dep, " is not an earlier transfer");
+  // A list shared with the transfer before (a direct all-reduce's sends from one NPU) was checked
+  // there against a smaller id.
+  if (id == 0 || !schedule.same_deps(id - 1, id)) {
+    for (TransferId dep : schedule.deps_of(transfer)) {
+      if (dep >= id) return cat(label(), ": dependency ", dep, " is not an earlier transfer");
+    }
   }
   if (!std::isfinite(transfer.start_us) || transfer.start_us < 0.0) {
     return cat(label(), ": starts at ", transfer.start_us, " us (times must be finite and >= 0)");
@@ -163,6 +167,7 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
       [&](std::size_t first, std::size_t last, Facts facts) {
         if (facts.first_problem != kNoTransfer && facts.first_problem < first) return facts;
         std::vector<TransferId>& seen_in = seen.local();
+        double latest_dep_end = 0.0;  // of the dependency list the last transfer named
         for (std::size_t i = first; i != last; ++i) {
           const TransferId id = static_cast<TransferId>(i);
           if (!transfer_problem(topology, schedule, id, seen_in).empty()) {
@@ -170,20 +175,24 @@ Survey survey_schedule(const Topology& topology, const Schedule& schedule) {
             return facts;
           }
           // The dependencies' end times are the one random access here: ask for them early.
-          if (i + kPrefetchDistance < last) {
-            for (TransferId dep : schedule.deps_of(static_cast<TransferId>(i + kPrefetchDistance)))
-              schedule.prefetch_times(dep);
+          if (const std::size_t ahead = i + kPrefetchDistance;
+              ahead < last && !schedule.same_deps(static_cast<TransferId>(ahead - 1), static_cast<TransferId>(ahead))) {
+            for (TransferId dep : schedule.deps_of(static_cast<TransferId>(ahead))) schedule.prefetch_times(dep);
           }
           const Transfer transfer = schedule.transfer(id);
           facts.links_planned = facts.links_planned && transfer.link != kNoLink;
           facts.any_routed = facts.any_routed || (transfer.link == kNoLink && transfer.route == kNoRoute);
           facts.starts_sorted = facts.starts_sorted && (id == 0 || schedule.start_us(id - 1) <= transfer.start_us);
           facts.times_monotone = facts.times_monotone && transfer.start_us <= transfer.end_us;
-          for (TransferId dep : schedule.deps_of(transfer)) {
-            const double dep_end = schedule.end_us(dep);
-            facts.times_monotone = facts.times_monotone && dep_end <= transfer.start_us;
-            facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(dep_end, transfer.start_us);
+          if (i == first || !schedule.same_deps(id - 1, id)) {
+            latest_dep_end = 0.0;
+            for (TransferId dep : schedule.deps_of(transfer))
+              latest_dep_end = std::max(latest_dep_end, schedule.end_us(dep));
           }
+          // Both checks hold for every dependency exactly when they hold for the latest (end times
+          // are finite here: transfer_problem checked each dependency as a transfer of its own).
+          facts.times_monotone = facts.times_monotone && latest_dep_end <= transfer.start_us;
+          facts.durations_and_deps_hold = facts.durations_and_deps_hold && time_leq(latest_dep_end, transfer.start_us);
           if (transfer.link != kNoLink) {
             const Link& link = topology.link(transfer.link);
             const double needed = link_time_us(schedule.bytes_of(transfer), link.latency_us, link.bandwidth_GBps);

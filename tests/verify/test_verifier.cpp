@@ -519,3 +519,35 @@ TEST_CASE("readers sharing a dependency list still see a writer that came betwee
   CHECK(verdict(topology, schedule) ==
         "transfer 7 reads chunk 0 at NPU 0 while transfer 4, which also wrote it, is not among its ancestors (a race)");
 }
+
+TEST_CASE("a transfer sharing its dependency list may not start before the list is done", "[verifier]") {
+  // The survey takes a shared list's latest end once, for the run of transfers that name it; the
+  // second of the run starting early must still be caught, at its own id.
+  Topology topology(3, {});
+  for (NodeId a = 0; a < 3; ++a) {
+    for (NodeId b = a + 1; b < 3; ++b) topology.add_duplex(a, b, 0.5, 1.0);
+  }
+  for (const double second_start : {kHop, kHop - 0.25}) {
+    Schedule schedule(CollectiveKind::kAllReduce, 3000, all(3), 1, "hand");
+    std::vector<TransferId> into[3];
+    for (NodeId i = 0; i < 3; ++i) {
+      for (NodeId j = 0; j < 3; ++j) {
+        if (i == j) continue;
+        const ChunkId chunk[] = {j};
+        into[j].push_back(schedule.add(i, j, TransferKind::kReduce, chunk, {}, 0.0, kHop, kNoLink));
+      }
+    }
+    for (NodeId j = 0; j < 3; ++j) {
+      const ChunkId chunk[] = {j};
+      const NodeId to[] = {(j + 1) % 3, (j + 2) % 3};
+      const TransferId first = schedule.add(j, to[0], TransferKind::kCopy, chunk, into[j], kHop, 2 * kHop, kNoLink);
+      const double start = j == 1 ? second_start : kHop;
+      schedule.add_sharing_deps(first, j, to[1], TransferKind::kCopy, chunk, start, start + kHop, kNoLink);
+    }
+    if (second_start == kHop) {
+      CHECK(verdict(topology, schedule) == "ok");
+    } else {
+      CHECK(verdict(topology, schedule) == "transfer 9 starts at 1.25 us before its dependency 0 ends at 1.5 us");
+    }
+  }
+}
