@@ -68,49 +68,52 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
   };
   const std::uint32_t npus = topology.npu_count();
   for (TransferId id = 0; id < schedule.size(); ++id) {
-    const Transfer& transfer = schedule.transfer(id);
+    // Column by column: the whole Transfer is nine columns, and this runs on every simulation.
+    const NodeId src = schedule.src(id);
+    const NodeId dst = schedule.dst(id);
+    const LinkId planned_link = schedule.link(id);
+    const tenet::RouteId planned_route = schedule.route(id);
     bool endpoints_ok = true;
-    if (transfer.src >= npus) {
-      report(transfer_where(id, "src"), "NPU " + std::to_string(transfer.src) + " does not exist (the topology has " +
-                                            std::to_string(npus) + " NPUs)");
+    if (src >= npus) {
+      report(transfer_where(id, "src"),
+             "NPU " + std::to_string(src) + " does not exist (the topology has " + std::to_string(npus) + " NPUs)");
       endpoints_ok = false;
     }
-    if (transfer.dst >= npus) {
-      report(transfer_where(id, "dst"), "NPU " + std::to_string(transfer.dst) + " does not exist (the topology has " +
-                                            std::to_string(npus) + " NPUs)");
+    if (dst >= npus) {
+      report(transfer_where(id, "dst"),
+             "NPU " + std::to_string(dst) + " does not exist (the topology has " + std::to_string(npus) + " NPUs)");
       endpoints_ok = false;
     }
     if (!endpoints_ok) continue;
-    if (transfer.src == transfer.dst) {
-      report(transfer_where(id, "dst"), "the transfer goes from NPU " + std::to_string(transfer.src) + " to itself");
+    if (src == dst) {
+      report(transfer_where(id, "dst"), "the transfer goes from NPU " + std::to_string(src) + " to itself");
       continue;
     }
-    if (transfer.route != kNoRoute) {
-      const std::span<const LinkId> path = schedule.route_links(transfer.route);
-      if (topology.link(path.front()).src != transfer.src || topology.link(path.back()).dst != transfer.dst) {
+    if (planned_route != kNoRoute) {
+      const std::span<const LinkId> path = schedule.route_links(planned_route);
+      if (topology.link(path.front()).src != src || topology.link(path.back()).dst != dst) {
         report(transfer_where(id, "route"), "the route does not run from the transfer's src to its dst");
       }
       continue;
     }
-    if (transfer.link != kNoLink) {
-      if (transfer.link >= link_count) {
-        std::string message = "link " + std::to_string(transfer.link);
+    if (planned_link != kNoLink) {
+      if (planned_link >= link_count) {
+        std::string message = "link " + std::to_string(planned_link);
         message += " does not exist in topology '";
         message += topology.name;
         message += "' (it has " + std::to_string(link_count) + " links)";
         report(transfer_where(id, "link"), std::move(message));
-      } else if (const Link& link = topology.link(transfer.link);
-                 link.src != transfer.src || link.dst != transfer.dst) {
-        std::string message = "link " + std::to_string(transfer.link);
+      } else if (const Link& link = topology.link(planned_link); link.src != src || link.dst != dst) {
+        std::string message = "link " + std::to_string(planned_link);
         message += " joins " + topology.node_label(link.src);
         message += " -> " + topology.node_label(link.dst);
-        message += ", not the transfer's " + topology.node_label(transfer.src);
-        message += " -> " + topology.node_label(transfer.dst);
+        message += ", not the transfer's " + topology.node_label(src);
+        message += " -> " + topology.node_label(dst);
         report(transfer_where(id, "link"), std::move(message));
       }
       continue;
     }
-    const std::uint64_t wanted = key(transfer.src, transfer.dst);
+    const std::uint64_t wanted = key(src, dst);
     std::size_t slot = slot_of(wanted);
     if (keys_[slot] == wanted) continue;
     keys_[slot] = wanted;

@@ -139,9 +139,9 @@ struct ScheduleTransfers {
     return id > 0 && !schedule.deps_of(id).empty() && schedule.same_deps(id - 1, id);
   }
   LinkId link(TransferId id) const { return schedule.link(id); }
-  RouteId route(TransferId id) const { return routes.route_of(schedule.transfer(id)); }
+  RouteId route(TransferId id) const { return routes.route_of(schedule, id); }
   double alpha_us(RouteId route) const { return routes.alpha_us(route); }
-  std::uint32_t chunk_count(TransferId id) const { return schedule.transfer(id).chunk_count; }
+  std::uint32_t chunk_count(TransferId id) const { return schedule.chunk_count(id); }
   bool reduces(TransferId id) const { return schedule.kind(id) == TransferKind::kReduce; }
 };
 
@@ -159,7 +159,7 @@ struct QuotientTransfers {
   LinkId link(TransferId) const { return kNoLink; }
   RouteId route(TransferId q) const { return q; }
   double alpha_us(RouteId route) const { return quotient.alpha_us[route]; }
-  std::uint32_t chunk_count(TransferId q) const { return schedule.transfer(quotient.transfers[q]).chunk_count; }
+  std::uint32_t chunk_count(TransferId q) const { return schedule.chunk_count(quotient.transfers[q]); }
   bool reduces(TransferId q) const { return schedule.kind(quotient.transfers[q]) == TransferKind::kReduce; }
 };
 
@@ -229,8 +229,8 @@ struct Dependents {
 /// id) orders every transfer after everything it waits for.
 bool starts_follow_dependencies(const Schedule& schedule) {
   for (TransferId id = 0; id < schedule.size(); ++id) {
-    for (TransferId dep : schedule.deps_of(schedule.transfer(id))) {
-      if (schedule.transfer(dep).start_us > schedule.transfer(id).start_us) return false;
+    for (TransferId dep : schedule.deps_of(id)) {
+      if (schedule.start_us(dep) > schedule.start_us(id)) return false;
     }
   }
   return true;
@@ -257,13 +257,13 @@ struct LinkQueues {
     // dependency (10^9 for a 1,024-NPU direct all-reduce) for nothing.
     bool any_planned = false;
     for (TransferId id = 0; id < schedule.size() && !any_planned; ++id) {
-      any_planned = schedule.transfer(id).link != kNoLink;
+      any_planned = schedule.link(id) != kNoLink;
     }
     ordered = any_planned && starts_follow_dependencies(schedule);
     if (!ordered) return;
     offsets.assign(std::size_t{link_count} + 1, 0);
-    for (const Transfer& transfer : schedule.transfers()) {
-      if (transfer.link != kNoLink) ++offsets[transfer.link + 1];
+    for (TransferId id = 0; id < schedule.size(); ++id) {
+      if (const LinkId link = schedule.link(id); link != kNoLink) ++offsets[link + 1];
     }
     for (std::size_t l = 0; l < link_count; ++l) offsets[l + 1] += offsets[l];
     ids.resize(offsets[link_count]);
@@ -273,16 +273,14 @@ struct LinkQueues {
     std::vector<double> last_start(link_count, -std::numeric_limits<double>::infinity());
     std::vector<bool> unsorted(link_count, false);
     for (TransferId id = 0; id < schedule.size(); ++id) {
-      const Transfer& transfer = schedule.transfer(id);
-      if (transfer.link == kNoLink) continue;
-      ids[cursor[transfer.link]++] = id;
-      if (transfer.start_us < last_start[transfer.link]) unsorted[transfer.link] = true;
-      last_start[transfer.link] = transfer.start_us;
+      const LinkId link = schedule.link(id);
+      if (link == kNoLink) continue;
+      ids[cursor[link]++] = id;
+      if (schedule.start_us(id) < last_start[link]) unsorted[link] = true;
+      last_start[link] = schedule.start_us(id);
     }
     cursor.assign(offsets.begin(), offsets.end() - 1);
-    auto starts_before = [&](TransferId a, TransferId b) {
-      return schedule.transfer(a).start_us < schedule.transfer(b).start_us;
-    };
+    auto starts_before = [&](TransferId a, TransferId b) { return schedule.start_us(a) < schedule.start_us(b); };
     for (std::size_t l = 0; l < link_count; ++l) {
       if (!unsorted[l]) continue;
       std::stable_sort(ids.begin() + static_cast<std::ptrdiff_t>(offsets[l]),
@@ -533,7 +531,7 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   const RouteTable routes(topology, schedule, options.routing);
   bool all_on_planned_links = true;
   for (TransferId id = 0; id < schedule.size() && all_on_planned_links; ++id)
-    all_on_planned_links = schedule.transfer(id).link != kNoLink;
+    all_on_planned_links = schedule.link(id) != kNoLink;
   if (all_on_planned_links && starts_follow_dependencies(schedule))
     return replay_alone_on_links(topology, schedule, routes, gamma, options.record_times);
   if (options.use_symmetry) {

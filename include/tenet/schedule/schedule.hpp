@@ -105,6 +105,7 @@ class Schedule {
     return transfer;
   }
   NodeId src(TransferId id) const { return src_[id]; }
+  std::uint32_t chunk_count(TransferId id) const { return chunks_.count_of(id); }
   NodeId dst(TransferId id) const { return dst_[id]; }
   LinkId link(TransferId id) const { return decoded_link(link_[id]); }
   RouteId route(TransferId id) const { return decoded_route(link_[id]); }
