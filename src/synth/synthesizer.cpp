@@ -535,6 +535,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     return phases * static_cast<double>(members.size()) * chunks_per_npu *
            (static_cast<double>(topology.npu_count()) - 1.0);
   };
+  // More chunks than bytes is no collective anyone runs, and a million sub-byte chunks of a
+  // 1 KiB collective would keep the engine busy for minutes.
+  const auto whole_bytes = [&](std::uint32_t chunks_per_npu) {
+    return static_cast<double>(members.size()) * chunks_per_npu <= static_cast<double>(collective.size_bytes);
+  };
   std::vector<std::uint32_t> chunk_counts;
   if (options.auto_chunks) {
     const auto fits_output = [&](std::uint32_t count) {
@@ -542,11 +547,19 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
              static_cast<double>(members.size() - 1) * count <= static_cast<double>(options.max_transfers_per_member);
     };
     for (std::uint32_t count = 1; count <= kMaxAutoChunks; count *= 2) {
-      if (count == 1 || (transfers_with(count) <= kAutoChunkTransfers && fits_output(count)))
+      if (count == 1 || (transfers_with(count) <= kAutoChunkTransfers && fits_output(count) && whole_bytes(count)))
         chunk_counts.push_back(count);
     }
   } else {
     chunk_counts.push_back(collective.chunks_per_npu);
+    if (collective.chunks_per_npu > 1 && !whole_bytes(collective.chunks_per_npu)) {
+      const std::uint64_t most = std::max<std::uint64_t>(1, collective.size_bytes / members.size());
+      throw InputError("", "--chunks-per-npu",
+                       std::to_string(collective.chunks_per_npu) + " chunks per NPU cut " +
+                           format_size(collective.size_bytes) + " over " + std::to_string(members.size()) +
+                           " members into chunks of less than a byte; use at most " + std::to_string(most) +
+                           (most == 1 ? " chunk" : " chunks") + " per NPU");
+    }
   }
   const double transfers = transfers_with(chunk_counts.back());
   if (transfers > kMaxTransfers) {

@@ -17,6 +17,10 @@ tenet_cli_test(synth_bad_switches EXIT 2 ARGS synth -t ${TOPOLOGIES}/two-level-s
   STDERR "error: --switches: unknown switch planning 'unwound' (did you mean 'unwind'?)")
 tenet_cli_test(synth_fractional_chunks EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --chunks-per-npu 1.5
   STDERR "error: --chunks-per-npu: '1.5' is not a chunk count; expected auto or a whole number from 1 to 65536")
+tenet_cli_test(synth_sub_byte_chunks EXIT 2 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c reducescatter --size 1KiB
+  --chunks-per-npu 65536 -o never.json
+  STDERR "error: --chunks-per-npu: 65536 chunks per NPU cut 1 KiB over 9 members into chunks of less than a byte; use at most 113 chunks per NPU"
+  NO_FILE ${SCRATCH}/never.json)
 tenet_cli_test(synth_auto_chunks EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --json
   STDOUT "\"chunks_per_npu_auto\": true")
 tenet_cli_test(synth_tacos EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json --policy tacos --json
