@@ -123,6 +123,11 @@ constexpr std::size_t kAggregatedRounds = 3;
 constexpr std::size_t kSynchronousRounds = 5;
 /// Every aggregated family runs while a chunk-by-chunk schedule has at most this many transfers.
 constexpr double kAggregatedFamiliesUpTo = 1e6;
+/// Capped aggregated families (a few chunks a transfer) run up to this many chunks per NPU. Past
+/// it a cap of 8 is nearly chunk by chunk, and each of their many events scans every chunk its
+/// destination lacks: mesh-3x3 reduce-scatter at 4,096 chunks per NPU took 4.8 s (0.26 s without
+/// them, the same schedule); at 65,536 it ran for more than 5 minutes (1.6 s without).
+constexpr std::uint32_t kCappedAggregationChunks = 256;
 /// Routed (express) candidates plan on a virtual link per ordered pair of members, where alphas
 /// are at least kExpressAlphaShare of a chunk's time (cutting through saves serializations, which
 /// matter less the larger the chunks). Past kExpressCheapMembers members they cost up to a second
@@ -719,24 +724,28 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // On large networks only the family that wins there (up to 8 chunks a transfer: mesh-32x32 and
   // torus-64x64 all-gather of 64 MiB), each run costing seconds.
   const bool few_aggregated = transfers_with(chunk_counts.front()) > kAggregatedFamiliesUpTo;
+  const bool capped_aggregation = chunk_counts.back() <= kCappedAggregationChunks;
+  const std::uint32_t few_cap = capped_aggregation ? 8 : kAggregateAll;
   for (std::size_t d : aggregated_on) {
     if (switched && degrees[d] == 0 && d != express && d != grouped) {
       if (few_aggregated) {
-        aggregated_families.push_back({SenderOrder::kNearFirst, d, SynthPolicy::kTenet, options.seed, 8, 0.0});
+        aggregated_families.push_back({SenderOrder::kNearFirst, d, SynthPolicy::kTenet, options.seed, few_cap, 0.0});
         continue;
       }
       for (SenderOrder order :
            {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
         const bool cheap = order == SenderOrder::kNearFirst || order == SenderOrder::kRingFirst;
         if (!cheap && !rank_routed) continue;
-        for (std::uint32_t cap : {kAggregateAll, 2u, 4u, 8u})
-          aggregated_families.push_back({order, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
+        for (std::uint32_t cap : {kAggregateAll, 2u, 4u, 8u}) {
+          if (cap == kAggregateAll || capped_aggregation)
+            aggregated_families.push_back({order, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
+        }
       }
       continue;
     }
     if (few_aggregated) {
       if (d != express)
-        aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, 8, 0.0});
+        aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, few_cap, 0.0});
       continue;
     }
     for (double wait : {0.0, kAggregateWait})
@@ -744,7 +753,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // Capped, a link leaves chunks for the in-links that free up next: more alphas, better balance
     // (torus-16x16 all-gather 16 MiB: 115.9 us chunk by chunk, 106.4 aggregated, 103.4 at 2 a
     // transfer and 2 chunks per NPU). Routed transfers are one chunk each anyway.
-    if (d == express) continue;
+    if (d == express || !capped_aggregation) continue;
     for (std::uint32_t cap : {2u, 4u, 8u})
       aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
   }
