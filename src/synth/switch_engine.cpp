@@ -73,9 +73,20 @@ class SwitchEngine {
         nodes_(problem.topology->npu_count()),
         chunks_(static_cast<std::uint32_t>(problem.members.size()) * problem.chunks_per_member),
         words_((chunks_ + 63) / 64),
+        summary_words_((words_ + 63) / 64),
         transfers_(problem.log_block_bits) {
     members_unfinished_ =
         initial_chunk_state(problem, nodes_, chunks_, words_, holds_, have_, held_count_, have_count_, is_member_);
+    held_words_.assign(static_cast<std::size_t>(nodes_) * summary_words_, 0);
+    want_words_.assign(static_cast<std::size_t>(nodes_) * summary_words_, 0);
+    for (NodeId v = 0; v < nodes_; ++v) {
+      for (std::size_t w = 0; w < words_; ++w) {
+        const std::size_t at = static_cast<std::size_t>(v) * words_ + w;
+        const std::size_t summary = static_cast<std::size_t>(v) * summary_words_ + w / 64;
+        if (holds_[at] != 0) held_words_[summary] |= std::uint64_t{1} << (w % 64);
+        if (have_[at] != ~std::uint64_t{0}) want_words_[summary] |= std::uint64_t{1} << (w % 64);
+      }
+    }
     switches_of_.resize(nodes_);
     switch_have_.assign(static_cast<std::size_t>(topology_.switch_count()) * words_, 0);
     for (const Link& link : topology_.links()) {
@@ -388,9 +399,17 @@ class SwitchEngine {
       switch_have_[static_cast<std::size_t>(sw) * words_ + chunk_word(chunk)] |= chunk_mask(chunk);
   }
 
+  /// v now holds or awaits `chunk`.
+  void mark_had(NodeId v, ChunkId chunk) {
+    set_bit(have_, v, chunk);
+    const std::size_t w = chunk_word(chunk);
+    if (have_[static_cast<std::size_t>(v) * words_ + w] == ~std::uint64_t{0})
+      want_words_[static_cast<std::size_t>(v) * summary_words_ + w / 64] &= ~(std::uint64_t{1} << (w % 64));
+  }
+
   void start_transfer(std::uint32_t channel, ChunkId chunk, std::uint32_t event) {
     const NodeId v = channels_.dst[channel];
-    set_bit(have_, v, chunk);
+    mark_had(v, chunk);
     mark_near(v, chunk);
     ++have_count_[v];
     for (LinkId link : channels_.route(channel)) ++busy_[link];
@@ -404,7 +423,7 @@ class SwitchEngine {
   void start_group(std::uint32_t channel, std::uint32_t event) {
     const NodeId v = channels_.dst[channel];
     for (ChunkId chunk : offer_) {
-      set_bit(have_, v, chunk);
+      mark_had(v, chunk);
       mark_near(v, chunk);
     }
     have_count_[v] += static_cast<std::uint32_t>(offer_.size());
@@ -425,7 +444,12 @@ class SwitchEngine {
     const std::uint32_t channel = transfers_[landed.transfer].link;
     for (LinkId link : channels_.route(channel)) --busy_[link];
     const NodeId v = channels_.dst[channel];
-    for (std::uint32_t k = 0; k < landed.chunks; ++k) set_bit(holds_, v, transfers_[landed.transfer + k].chunk);
+    for (std::uint32_t k = 0; k < landed.chunks; ++k) {
+      const ChunkId chunk = transfers_[landed.transfer + k].chunk;
+      set_bit(holds_, v, chunk);
+      const std::size_t w = chunk_word(chunk);
+      held_words_[static_cast<std::size_t>(v) * summary_words_ + w / 64] |= std::uint64_t{1} << (w % 64);
+    }
     held_count_[v] += landed.chunks;
     if (held_count_[v] == chunks_ && is_member_[v]) --members_unfinished_;
   }
@@ -446,8 +470,10 @@ class SwitchEngine {
   /// How many chunks u would carry to v over `port` in one aggregated transfer (at most the cap).
   std::uint32_t count_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near) const {
     std::uint32_t count = 0;
-    for (std::size_t w = 0; w < words_ && count < max_per_transfer_; ++w)
+    for_each_offer_word(u, v, 0, [&](std::size_t w) {
       count += static_cast<std::uint32_t>(std::popcount(offer_word(u, v, port, near, w)));
+      return count < max_per_transfer_;
+    });
     return std::min(count, max_per_transfer_);
   }
 
@@ -455,14 +481,13 @@ class SwitchEngine {
   /// word on) and returns how many.
   std::uint32_t collect_offer(NodeId u, NodeId v, LinkId port, const std::uint64_t* near, Rng& rng) {
     offer_.clear();
-    const std::size_t start = rng.below(words_);
-    for (std::size_t k = 0; k < words_ && offer_.size() < max_per_transfer_; ++k) {
-      const std::size_t w = start + k < words_ ? start + k : start + k - words_;
+    for_each_offer_word(u, v, rng.below(words_), [&](std::size_t w) {
       for (std::uint64_t bits = offer_word(u, v, port, near, w); bits != 0 && offer_.size() < max_per_transfer_;
            bits &= bits - 1) {
         offer_.push_back(static_cast<ChunkId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
       }
-    }
+      return offer_.size() < max_per_transfer_;
+    });
     return static_cast<std::uint32_t>(offer_.size());
   }
 
@@ -478,13 +503,11 @@ class SwitchEngine {
     std::uint32_t best_rarity = ~std::uint32_t{0};
     int sampled = 0;
     int examined = 0;
-    const std::size_t start = rng.below(words_);
-    for (std::size_t k = 0; k < words_; ++k) {
-      const std::size_t w = start + k < words_ ? start + k : start + k - words_;
+    for_each_offer_word(u, v, rng.below(words_), [&](std::size_t w) {
       const std::uint64_t bits = offered[w] & ~had[w] & (near == nullptr ? ~std::uint64_t{0} : ~near[w]);
-      if (bits == 0) continue;
+      if (bits == 0) return true;
       const int shift = static_cast<int>(rng.below(64));
-      if (sampled >= kRaritySample || examined >= kExamineBudget) return best;
+      if (sampled >= kRaritySample || examined >= kExamineBudget) return false;
       // In rotated order: the chunk at index j is looked at only while examined + j is within
       // the budget.
       const std::uint64_t rotated = std::rotr(bits, shift);
@@ -492,7 +515,7 @@ class SwitchEngine {
       for (std::uint64_t fresh = std::rotr(offer_word(u, v, port, near, w), shift); fresh != 0; fresh &= fresh - 1) {
         const int at = std::countr_zero(fresh);
         const std::uint64_t before = rotated & ((std::uint64_t{1} << at) - 1);
-        if (std::popcount(before) >= budget_left) return best;
+        if (std::popcount(before) >= budget_left) return false;
         ++sampled;
         const ChunkId chunk = static_cast<ChunkId>(w * 64 + static_cast<unsigned>(at + shift) % 64);
         std::uint32_t rarity = 0;
@@ -503,19 +526,40 @@ class SwitchEngine {
         if (rarity < best_rarity) {
           best_rarity = rarity;
           best = chunk;
-          if (rarity == 0) return best;
+          if (rarity == 0) return false;
         }
         // The sample is full: the search ends at the next chunk, in this word or the next.
         if (sampled >= kRaritySample) {
-          if ((rotated >> at) > 1) return best;
+          if ((rotated >> at) > 1) return false;
           break;
         }
       }
       const int looked = std::popcount(rotated);
-      if (looked > budget_left) return best;
+      if (looked > budget_left) return false;
       examined += looked;
-    }
+      return true;
+    });
     return best;
+  }
+
+  /// Calls visit(w) for the words w of chunks, from `start` on and then around from 0, in which u
+  /// holds something and v lacks something, until visit returns false. Every other word offers
+  /// nothing, and skipping it is what keeps a scan short when there are thousands of words (tree-2x2x4
+  /// reduce-scatter at 4,096 chunks per NPU: 5.6 -> 4.2 s).
+  template <class Visit>
+  void for_each_offer_word(NodeId u, NodeId v, std::size_t start, Visit&& visit) const {
+    const std::uint64_t* held = held_words_.data() + static_cast<std::size_t>(u) * summary_words_;
+    const std::uint64_t* wanted = want_words_.data() + static_cast<std::size_t>(v) * summary_words_;
+    for (const auto& [begin, end] : {std::pair{start, words_}, std::pair{std::size_t{0}, start}}) {
+      for (std::size_t s = begin / 64; s * 64 < end; ++s) {
+        std::uint64_t mask = held[s] & wanted[s];
+        if (s == begin / 64) mask &= ~std::uint64_t{0} << (begin % 64);
+        if ((s + 1) * 64 > end) mask &= (std::uint64_t{1} << (end % 64)) - 1;
+        for (; mask != 0; mask &= mask - 1) {
+          if (!visit(s * 64 + static_cast<std::size_t>(std::countr_zero(mask)))) return;
+        }
+      }
+    }
   }
 
   const SenderOrder order_;
@@ -530,8 +574,11 @@ class SwitchEngine {
   const std::uint32_t nodes_;
   const std::uint32_t chunks_;
   const std::size_t words_;
+  const std::size_t summary_words_;  ///< words of a per-node summary: a bit per word of chunks
 
   std::vector<std::uint64_t> holds_;
+  std::vector<std::uint64_t> held_words_;  ///< per node, the words of holds_ with a chunk in them
+  std::vector<std::uint64_t> want_words_;  ///< per node, the words of have_ not yet complete
   std::vector<std::uint64_t> have_;
   std::vector<std::uint32_t> held_count_;
   std::vector<std::uint32_t> have_count_;
