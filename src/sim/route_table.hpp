@@ -34,7 +34,8 @@ class RouteTable {
   }
 
   /// The same, read column by column: the simulator's event loop asks for nothing else of a
-  /// transfer, and assembling the whole Transfer cost a tenth of a tree replay.
+  /// transfer, and assembling the whole Transfer (nine columns) for it, with the route table's
+  /// own checks, was 5% of mesh-8x8's all-reduce synthesis of 256 MiB.
   RouteId route_of(const Schedule& schedule, TransferId id) const {
     if (const LinkId link = schedule.link(id); link != kNoLink) return link;
     if (const tenet::RouteId route = schedule.route(id); route != kNoRoute) return planned_base_ + route;
