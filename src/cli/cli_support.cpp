@@ -496,14 +496,20 @@ double peak_memory_MiB() {
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
-ProgressLine::ProgressLine() : enabled_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()) {}
+ProgressLine::ProgressLine() : terminal_(stderr_is_terminal()), started_(std::chrono::steady_clock::now()) {}
 
 double ProgressLine::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
 void ProgressLine::show(std::string text) {
-  if (!enabled_) return;
+  if (!terminal_) {
+    const double now = seconds();
+    if (now < next_log_) return;
+    next_log_ = now + kLogEverySeconds;
+    std::cerr << text << " (" << fixed(now, 1) << " s)" << std::endl;
+    return;
+  }
   text += " (" + fixed(seconds(), 1) + " s)";
   // Pads over a longer previous line instead of clearing it first: no flicker.
   const std::size_t width = std::max(text.size(), shown_);
@@ -513,13 +519,12 @@ void ProgressLine::show(std::string text) {
 }
 
 void ProgressLine::clear() {
-  if (!enabled_ || shown_ == 0) return;
+  if (!terminal_ || shown_ == 0) return;
   std::cerr << "\r" << std::string(shown_, ' ') << "\r" << std::flush;
   shown_ = 0;
 }
 
 std::function<void(double)> simulation_progress(ProgressLine& line, std::string label) {
-  if (!line.enabled()) return {};
   return [&line, label = std::move(label), last = std::chrono::steady_clock::time_point{}](double done) mutable {
     const auto now = std::chrono::steady_clock::now();
     if (now - last < std::chrono::milliseconds(200)) return;

@@ -211,12 +211,14 @@ void add_written_rows(Table& facts, const WrittenFile& file, double schedule_tim
 /// Peak resident memory of this process so far, MiB.
 double peak_memory_MiB();
 
-/// True when stderr is a terminal: progress lines go there only then.
+/// True when stderr is a terminal: progress lines are redrawn in place only then.
 bool stderr_is_terminal();
 
-/// A line on stderr redrawn in place while a long run works, only when stderr is a terminal (so
-/// scripts and tests see nothing). clear() (or the destructor) removes it, so that the table and
-/// any error start on a clean line.
+/// A line on stderr redrawn in place while a long run works, when stderr is a terminal. clear()
+/// (or the destructor) removes it, so that the table and any error start on a clean line. Into a
+/// file or a pipe, a run past a minute writes the line once a minute instead, each on its own: a
+/// script's log then shows that an exact simulation of half an hour (direct on mesh-32x32) is
+/// working, and a run of seconds (every test) writes nothing.
 class ProgressLine {
  public:
   ProgressLine();
@@ -227,12 +229,14 @@ class ProgressLine {
   /// Draws `text` followed by the time since construction, " (12.3 s)".
   void show(std::string text);
   void clear();
-  bool enabled() const { return enabled_; }
   double seconds() const;
 
+  static constexpr double kLogEverySeconds = 60.0;
+
  private:
-  bool enabled_;
+  bool terminal_;
   std::size_t shown_ = 0;  ///< width of the line on screen, 0 when none
+  double next_log_ = kLogEverySeconds;
   std::chrono::steady_clock::time_point started_;
 };
 

@@ -99,7 +99,6 @@ class CompareProgress {
   std::function<void(double)> simulation() { return simulation_progress(line_, label_); }
   /// SynthOptions::progress (called by one worker at a time): "compare: 1/9 synth 40% matched".
   std::function<void(double)> matching() {
-    if (!line_.enabled()) return {};
     return [this](double done) {
       line_.show(label_ + " " + std::to_string(static_cast<int>(done * 100.0)) + "% matched");
     };

@@ -47,7 +47,7 @@ void run_synth(const SynthCommandOptions& options) {
   ProgressLine line;
   const std::string what =
       "synthesizing " + collective_name(collective.kind) + " on " + std::to_string(topology.npu_count()) + " NPUs";
-  if (line.enabled() && !options.json) {
+  if (!options.json) {
     line.show(what);
     // Called by one worker at a time (synthesize rate-limits it under a lock).
     synth_options.progress = [&line, &what](double done) {
