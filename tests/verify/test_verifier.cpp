@@ -5,6 +5,7 @@
 
 #include "../support/catch.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -487,24 +488,41 @@ TEST_CASE("schedule-level problems are reported before any transfer", "[verifier
         "NPU 0 ends without chunk 1 (missing)");
 }
 
-TEST_CASE("readers sharing a dependency list still see a writer that came between them", "[verifier]") {
-  // Direct all-reduce on 3 fully connected NPUs, where NPU 0's two all-gather sends share one
-  // list that omits the reduce 2 -> 0, which lands between the first send and the second. The
-  // first send read chunk 0 before that write; the second reads it after and races with it.
+namespace {
+
+/// Three NPUs, each linked both ways to the other two.
+Topology three_fully_connected() {
   Topology topology(3, {});
   for (NodeId a = 0; a < 3; ++a) {
     for (NodeId b = a + 1; b < 3; ++b) topology.add_duplex(a, b, 0.5, 1.0);
   }
-  Schedule schedule(CollectiveKind::kAllReduce, 3000, all(3), 1, "hand");
-  std::vector<TransferId> into[3];
+  return topology;
+}
+
+/// The reduce-scatter half of a direct all-reduce on three NPUs, all starting at 0 and ending at
+/// kHop except the reduce 2 -> 0, which ends at `late_end`. Per owner, the reductions into it.
+std::array<std::vector<TransferId>, 3> direct_reductions(Schedule& schedule, double late_end) {
+  std::array<std::vector<TransferId>, 3> into;
   for (NodeId i = 0; i < 3; ++i) {
     for (NodeId j = 0; j < 3; ++j) {
       if (i == j) continue;
       const ChunkId chunk[] = {j};
-      const double end = i == 2 && j == 0 ? 4.0 : kHop;  // the late reduce
+      const double end = i == 2 && j == 0 ? late_end : kHop;
       into[j].push_back(schedule.add(i, j, TransferKind::kReduce, chunk, {}, 0.0, end, kNoLink));
     }
   }
+  return into;
+}
+
+}  // namespace
+
+TEST_CASE("readers sharing a dependency list still see a writer that came between them", "[verifier]") {
+  // Direct all-reduce on 3 fully connected NPUs, where NPU 0's two all-gather sends share one
+  // list that omits the reduce 2 -> 0, which lands between the first send and the second. The
+  // first send read chunk 0 before that write; the second reads it after and races with it.
+  const Topology topology = three_fully_connected();
+  Schedule schedule(CollectiveKind::kAllReduce, 3000, all(3), 1, "hand");
+  const auto into = direct_reductions(schedule, 4.0);  // the late reduce
   const ChunkId chunk0[] = {0};
   // 1 -> 0, not 2 -> 0; and 0 -> 1, as a one-entry list is stored per row, not shared.
   const std::vector<TransferId> early = {into[0][0], into[1][0]};
@@ -523,20 +541,10 @@ TEST_CASE("readers sharing a dependency list still see a writer that came betwee
 TEST_CASE("a transfer sharing its dependency list may not start before the list is done", "[verifier]") {
   // The survey takes a shared list's latest end once, for the run of transfers that name it; the
   // second of the run starting early must still be caught, at its own id.
-  Topology topology(3, {});
-  for (NodeId a = 0; a < 3; ++a) {
-    for (NodeId b = a + 1; b < 3; ++b) topology.add_duplex(a, b, 0.5, 1.0);
-  }
+  const Topology topology = three_fully_connected();
   for (const double second_start : {kHop, kHop - 0.25}) {
     Schedule schedule(CollectiveKind::kAllReduce, 3000, all(3), 1, "hand");
-    std::vector<TransferId> into[3];
-    for (NodeId i = 0; i < 3; ++i) {
-      for (NodeId j = 0; j < 3; ++j) {
-        if (i == j) continue;
-        const ChunkId chunk[] = {j};
-        into[j].push_back(schedule.add(i, j, TransferKind::kReduce, chunk, {}, 0.0, kHop, kNoLink));
-      }
-    }
+    const auto into = direct_reductions(schedule, kHop);
     for (NodeId j = 0; j < 3; ++j) {
       const ChunkId chunk[] = {j};
       const NodeId to[] = {(j + 1) % 3, (j + 2) % 3};
