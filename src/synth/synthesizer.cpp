@@ -724,8 +724,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // On large networks only the family that wins there (up to 8 chunks a transfer: mesh-32x32 and
   // torus-64x64 all-gather of 64 MiB), each run costing seconds.
   const bool few_aggregated = transfers_with(chunk_counts.front()) > kAggregatedFamiliesUpTo;
-  const bool capped_aggregation = chunk_counts.back() <= kCappedAggregationChunks;
-  const std::uint32_t few_cap = capped_aggregation ? 8 : kAggregateAll;
+  // The caps below a whole link's worth tried beside it (none past kCappedAggregationChunks).
+  std::vector<std::uint32_t> small_caps;
+  if (chunk_counts.back() <= kCappedAggregationChunks) small_caps = {2, 4, 8};
+  const std::uint32_t few_cap = small_caps.empty() ? kAggregateAll : small_caps.back();
   for (std::size_t d : aggregated_on) {
     if (switched && degrees[d] == 0 && d != express && d != grouped) {
       if (few_aggregated) {
@@ -736,10 +738,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
            {SenderOrder::kNearFirst, SenderOrder::kRingFirst, SenderOrder::kAny, SenderOrder::kFarFirst}) {
         const bool cheap = order == SenderOrder::kNearFirst || order == SenderOrder::kRingFirst;
         if (!cheap && !rank_routed) continue;
-        for (std::uint32_t cap : {kAggregateAll, 2u, 4u, 8u}) {
-          if (cap == kAggregateAll || capped_aggregation)
-            aggregated_families.push_back({order, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
-        }
+        aggregated_families.push_back({order, d, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0});
+        for (std::uint32_t cap : small_caps)
+          aggregated_families.push_back({order, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
       }
       continue;
     }
@@ -753,8 +754,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // Capped, a link leaves chunks for the in-links that free up next: more alphas, better balance
     // (torus-16x16 all-gather 16 MiB: 115.9 us chunk by chunk, 106.4 aggregated, 103.4 at 2 a
     // transfer and 2 chunks per NPU). Routed transfers are one chunk each anyway.
-    if (d == express || !capped_aggregation) continue;
-    for (std::uint32_t cap : {2u, 4u, 8u})
+    if (d == express) continue;
+    for (std::uint32_t cap : small_caps)
       aggregated_families.push_back({SenderOrder::kAny, d, SynthPolicy::kTenet, options.seed, cap, 0.0});
   }
   // Synchronous rounds (AllGatherProblem::rounds): on point-to-point networks, at every size,
