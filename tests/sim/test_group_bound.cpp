@@ -34,6 +34,23 @@ Topology two_npu_boxes(std::uint32_t boxes) {
   return topology;
 }
 
+/// `boxes` boxes of two NPUs (2b, 2b + 1) joined by a 100 GB/s, 0.5 us link each way, both on
+/// their box's NIC switch at 10 GB/s, 1 us; each NIC switch has one port on a spine, 2 us.
+Topology boxes_behind_nics(std::uint32_t boxes, double uplink_GBps = 15.0) {
+  std::vector<std::string> switches{"spine"};
+  for (std::uint32_t box = 0; box < boxes; ++box) switches.push_back("nic" + std::to_string(box));
+  Topology topology(2 * boxes, switches);
+  const NodeId spine = 2 * boxes;
+  for (NodeId box = 0; box < boxes; ++box) {
+    const NodeId nic = spine + 1 + box;
+    topology.add_duplex(2 * box, 2 * box + 1, 0.5, 100.0);
+    topology.add_duplex(2 * box, nic, 1.0, 10.0);
+    topology.add_duplex(2 * box + 1, nic, 1.0, 10.0);
+    topology.add_duplex(nic, spine, 2.0, uplink_GBps);
+  }
+  return topology;
+}
+
 LowerBound all_reduce_bound(const Topology& topology, std::uint64_t size, std::vector<NodeId> members = {}) {
   const Collective collective = make_collective(CollectiveKind::kAllReduce, size, 1, members);
   return lower_bound(topology, collective, compute_diameter(topology, collective.members));
@@ -92,9 +109,24 @@ TEST_CASE("all-reduce through groups: four A100 boxes need 6 n through their 32 
   CHECK(bound.ingress_us < bound.groups_us);
 }
 
+TEST_CASE("all-reduce through groups: a switch only its box reaches belongs to the box", "[bounds][groups]") {
+  const Topology topology = boxes_behind_nics(4);
+  const LowerBound bound = all_reduce_bound(topology, 6'000'000);
+  // Boxes alone take in through their NPUs' 10 GB/s ports, 80 GB/s in all; with its NIC switch
+  // each takes in through the NIC's 15 GB/s uplink, 60 GB/s in all: 2 x 3 n through those.
+  CHECK(bound.groups.groups == 4);
+  CHECK(bound.groups.threshold_GBps == 15.0);
+  CHECK(bound.groups.bandwidth_GBps == 60.0);
+  CHECK(bound.groups.latency_us == 2.0);
+  CHECK(bound.groups_us == exactly(2.0 + 2.0 * 3.0 * 6e6 / 60e3));
+  CHECK(bound.binding == BoundTerm::kGroups);
+  // Where the NICs' uplinks are faster than the ports into them, the boxes alone bind.
+  CHECK(all_reduce_bound(boxes_behind_nics(4, 40.0), 6'000'000).groups.bandwidth_GBps == 80.0);
+}
+
 TEST_CASE("all-reduce through groups: no schedule tenet makes beats it", "[bounds][groups]") {
-  for (std::uint32_t boxes : {3u, 4u}) {
-    const Topology topology = two_npu_boxes(boxes);
+  for (const Topology& topology : {two_npu_boxes(3), two_npu_boxes(4), boxes_behind_nics(4)}) {
+    const std::uint32_t boxes = topology.npu_count() / 2;
     for (std::uint64_t size : {std::uint64_t{64} << 10, std::uint64_t{16} << 20}) {
       const Collective collective = make_collective(CollectiveKind::kAllReduce, size);
       const LowerBound bound = all_reduce_bound(topology, size);
