@@ -51,7 +51,8 @@ BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandi
     time.algorithm = candidate.algorithm;
     time.schedule_time_us = candidate.schedule_time_us;
     std::string text = file_of(output, candidate, topology, time);
-    if (!text.empty() && (best_text.empty() || time.file_time_us < best.file_time_us)) {
+    // A tie, times a rounding apart, goes to the first (synth, then the baselines in order).
+    if (!text.empty() && (best_text.empty() || time.file_time_us < best.file_time_us * (1.0 - kTieTolerance))) {
       best.algorithm = candidate.algorithm;
       best.file_time_us = time.file_time_us;
       best_text = std::move(text);

@@ -14,6 +14,10 @@
 
 namespace tenet::cli {
 
+/// Times within this relative difference are a tie: rounding, not speed (a synthesized schedule
+/// that reaches Swing's time on a torus, its file 1e-15 slower).
+constexpr double kTieTolerance = 1e-9;
+
 struct BestCandidate {
   std::string algorithm;
   const Schedule* schedule = nullptr;
@@ -34,7 +38,7 @@ struct BestWritten {
 };
 
 /// Writes the candidate whose file runs fastest to output.path (atomically) and says which, with
-/// every candidate's file time. Ties go to the earlier candidate. InputError naming --output when
+/// every candidate's file time. Ties (kTieTolerance) go to the earlier candidate. InputError naming --output when
 /// no candidate can be written in that format.
 BestWritten write_best(const ScheduleOutput& output, const std::vector<BestCandidate>& candidates,
                        const Topology& topology);

@@ -220,8 +220,9 @@ void run_compare(const CompareOptions& options) {
         object["winner"] = false;
       } else if (row.result.applicable) {
         object["slowdown_vs_best"] = row.result.time_us / best;
-        object["winner"] =
-            row.result.verified && !row.result.extra.contains("not_written") && row.result.time_us == best;
+        // Times a rounding apart tie (a synthesized schedule that reaches Swing's on a torus).
+        object["winner"] = row.result.verified && !row.result.extra.contains("not_written") &&
+                           row.result.time_us <= best * (1.0 + kTieTolerance);
       }
       results.push_back(object);
     }

@@ -91,7 +91,9 @@ class RankDependencies {
     row_of_.assign(ranks_plan_.ops.size(), -1);
     clocks_.assign(order.size() * tbs, -1);
     std::vector<int> last_row(tbs, -1);
-    const std::size_t slots = 3 * static_cast<std::size_t>(context_.chunks);
+    // Scratch comes last, and staging blocks (layout.cpp) can reach past the collective's chunks.
+    const std::size_t slots = 2 * static_cast<std::size_t>(context_.chunks) +
+                              static_cast<std::size_t>(std::max(context_.chunks, ranks_plan_.s_chunks));
     last_writer_.assign(slots, -1);
     readers_.assign(slots, {});
 

@@ -13,6 +13,15 @@
 // a send step on the sender (`s`) and a receive step on the receiver (`r` for a copy, `rrc` with
 // the receiver's own value as the local operand for a reduction).
 //
+// Staging (LayoutChoices::stage). A transfer whose chunks lie apart where they are read or written
+// (an aggregated transfer of chunks 6, 14 and 22) would be a step per run, each paying the
+// route's alpha. Staged, it is one step: the sender first copies the runs into a block of
+// scratch and sends the block; the receiver receives into a block of its own (for a reduction
+// after copying its operands there) and then copies the runs out. The copies run in the
+// threadblock of their step, so only that step's order holds them; local copies cost no time in
+// the runtime's model (to_schedule.cpp). Blocks reuse one region of scratch, as large as the
+// collective, round robin; deps.cpp orders each reuse after the accesses before it.
+//
 // Threadblocks, fused steps and why the result cannot deadlock: threadblocks.cpp.
 //
 // Channels. Transfers between one pair of ranks that overlap in replay order get separate lanes
@@ -146,11 +155,14 @@ class Layout {
   void make_pieces() {
     const std::size_t count = schedule_.size();
     piece_base_.assign(count + 1, 0);
+    staging_next_.assign(static_cast<std::size_t>(context_.ranks), 0);
+    staging_used_.assign(static_cast<std::size_t>(context_.ranks), 0);
     for (std::size_t t = 0; t < count; ++t) {
       piece_base_[t] = static_cast<int>(plan_.pieces.size());
       const Transfer& transfer = schedule_.transfer(static_cast<TransferId>(t));
       const bool reduce = transfer.kind == TransferKind::kReduce;
       const std::uint64_t base = entry_base_[t];
+      if (choices_.stage && stage_piece(static_cast<TransferId>(t), transfer, reduce)) continue;
       for (std::uint32_t i = 0; i < transfer.chunk_count; ++i) {
         const std::uint64_t e = base + i;
         Piece* current =
@@ -178,6 +190,87 @@ class Layout {
       }
     }
     piece_base_[count] = static_cast<int>(plan_.pieces.size());
+  }
+
+  // ---- staging through scratch (LayoutChoices::stage) -------------------------------------------
+
+  /// True when the entries [first, first + cnt) lie one after the other in `where`.
+  static bool contiguous(const std::vector<Location>& where, std::uint64_t first, int cnt) {
+    for (int i = 1; i < cnt; ++i) {
+      if (!follows(where[first + static_cast<std::size_t>(i) - 1], where[first + static_cast<std::size_t>(i)]))
+        return false;
+    }
+    return true;
+  }
+
+  /// `cnt` consecutive scratch chunks of `rank` for staging, after the scratch the collective
+  /// itself uses. The region holds as many chunks as the collective has and is reused round
+  /// robin: deps.cpp orders a reuse after the accesses before it, as for any slot.
+  Location staging_block(int rank, int cnt) {
+    int& next = staging_next_[static_cast<std::size_t>(rank)];
+    if (next + cnt > staging_capacity()) next = 0;
+    const Location block{MscclBuffer::kScratch, staging_base() + next};
+    next += cnt;
+    int& used = staging_used_[static_cast<std::size_t>(rank)];
+    used = std::max(used, block.index + cnt);
+    return block;
+  }
+  int staging_base() const {
+    const bool scratch_in_use = !context_.in_place && context_.coll == CollectiveKind::kReduceScatter;
+    return scratch_in_use ? context_.chunks - context_.per_rank : 0;
+  }
+  int staging_capacity() const { return std::max(context_.chunks, kMaxCount); }
+
+  /// Copies between the runs of `where` from `first` and the block (to it when `gather`).
+  void stage_runs(int piece, bool on_sender, bool before, const std::vector<Location>& where, std::uint64_t first,
+                  int cnt, const Location& block) {
+    int run = 0;
+    for (int i = 1; i <= cnt; ++i) {
+      const std::uint64_t e = first + static_cast<std::size_t>(i);
+      if (i < cnt && follows(where[e - 1], where[e])) continue;
+      const Location at = where[first + static_cast<std::size_t>(run)];
+      const Location in_block{block.buffer, block.index + run};
+      staged_.push_back({piece, on_sender, before, before ? at : in_block, before ? in_block : at, i - run});
+      run = i;
+    }
+  }
+
+  /// One piece for the whole transfer, through staging blocks where its chunks lie apart. False
+  /// (nothing made) where they do not, or where one step cannot carry them.
+  bool stage_piece(TransferId t, const Transfer& transfer, bool reduce) {
+    const int cnt = static_cast<int>(transfer.chunk_count);
+    const std::uint64_t first = entry_base_[t];
+    if (cnt < 2 || cnt > choices_.cap || staging_base() + cnt > kMaxOffset) return false;
+    const bool read_apart = !contiguous(read_, first, cnt);
+    const bool write_apart = !contiguous(write_, first, cnt) || (reduce && !contiguous(operand_, first, cnt));
+    if (!read_apart && !write_apart) return false;
+    Piece piece;
+    piece.transfer = t;
+    piece.sender = context_.rank_of[transfer.src];
+    piece.receiver = context_.rank_of[transfer.dst];
+    piece.reduce = reduce;
+    piece.cnt = cnt;
+    piece.entry = first;
+    piece.read = read_[first];
+    piece.write = write_[first];
+    piece.operand = operand_[first];
+    piece.send_event = send_event_[t];
+    piece.recv_event = recv_event_[t];
+    const int index = static_cast<int>(plan_.pieces.size());
+    if (read_apart) {
+      piece.read = staging_block(piece.sender, cnt);
+      stage_runs(index, true, true, read_, first, cnt, piece.read);
+    }
+    if (write_apart) {
+      // A reduction adds into the block what the receiver holds, then spreads the sums.
+      const Location block = staging_block(piece.receiver, cnt);
+      if (reduce) stage_runs(index, false, true, operand_, first, cnt, block);
+      stage_runs(index, false, false, write_, first, cnt, block);
+      piece.write = block;
+      if (reduce) piece.operand = block;
+    }
+    plan_.pieces.push_back(piece);
+    return true;
   }
 
   ChunkId chunk_at(std::uint64_t entry, TransferId transfer) const {
@@ -287,6 +380,25 @@ class Layout {
       receive.event = static_cast<std::int64_t>(piece.recv_event);
       plan_.ranks[static_cast<std::size_t>(piece.receiver)].ops.push_back(receive);
     }
+    // Gathering copies just before their send or receive, spreading ones just after, in the
+    // same threadblock (threadblocks.cpp) and at the same replay event, ordered by part.
+    int order = 0;
+    for (const Staged& staged : staged_) {
+      const Piece& piece = plan_.pieces[static_cast<std::size_t>(staged.piece)];
+      Op copy;
+      copy.kind = OpKind::kCopy;
+      copy.copy_src = staged.src;
+      copy.copy_dst = staged.dst;
+      copy.copy_cnt = staged.cnt;
+      copy.staged_piece = staged.piece;
+      copy.staged_send = staged.on_sender;
+      copy.event = static_cast<std::int64_t>(staged.on_sender ? piece.send_event : piece.recv_event);
+      copy.part = (staged.before ? -kStagedParts : kStagedParts) + order++;
+      plan_.ranks[static_cast<std::size_t>(staged.on_sender ? piece.sender : piece.receiver)].ops.push_back(copy);
+    }
+    for (int rank = 0; rank < context_.ranks; ++rank) {
+      plan_.ranks[static_cast<std::size_t>(rank)].s_chunks = staging_used_[static_cast<std::size_t>(rank)];
+    }
     for (int rank = 0; rank < context_.ranks; ++rank) add_result_copies(rank);
   }
 
@@ -333,6 +445,20 @@ class Layout {
   std::vector<std::uint64_t> send_event_;
   std::vector<std::uint64_t> recv_event_;
   std::vector<TransferId> start_order_;
+  /// Staging copies (stage_piece), in the order made.
+  struct Staged {
+    int piece;
+    bool on_sender;
+    bool before;  ///< gathers into the block before the step; else spreads from it after
+    Location src;
+    Location dst;
+    int cnt;
+  };
+  /// Parts of staging copies are offset by this from their step's (a transfer's parts count up from 0).
+  static constexpr int kStagedParts = 1 << 28;
+  std::vector<Staged> staged_;
+  std::vector<int> staging_next_;
+  std::vector<int> staging_used_;
 };
 
 }  // namespace

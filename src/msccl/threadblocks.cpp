@@ -126,10 +126,12 @@ class ThreadblockBuilder {
       });
       for (int index : order) {
         Op& op = plan.ops[static_cast<std::size_t>(index)];
-        if (op.kind == OpKind::kCopy) continue;
-        const Piece& piece = plan_.pieces[static_cast<std::size_t>(op.piece)];
-        op.tb = op.kind == OpKind::kSend ? send_side.at({piece.channel, piece.receiver})
-                                         : recv_side.at({piece.channel, piece.sender});
+        if (op.kind == OpKind::kCopy && op.staged_piece < 0) continue;
+        // A staging copy runs in the threadblock of the step it gathers for or spreads after.
+        const bool sending = op.kind == OpKind::kCopy ? op.staged_send : op.kind == OpKind::kSend;
+        const Piece& piece =
+            plan_.pieces[static_cast<std::size_t>(op.kind == OpKind::kCopy ? op.staged_piece : op.piece)];
+        op.tb = sending ? send_side.at({piece.channel, piece.receiver}) : recv_side.at({piece.channel, piece.sender});
         plan.tbs[static_cast<std::size_t>(op.tb)].ops.push_back(index);
       }
       number_threadblocks(plan, order);
@@ -161,7 +163,8 @@ class ThreadblockBuilder {
     }
     std::vector<int> copies;
     for (int index : order) {
-      if (plan.ops[static_cast<std::size_t>(index)].kind == OpKind::kCopy) copies.push_back(index);
+      const Op& op = plan.ops[static_cast<std::size_t>(index)];
+      if (op.kind == OpKind::kCopy && op.staged_piece < 0) copies.push_back(index);
     }
     if (!copies.empty()) {
       std::vector<int>& first = plan.tbs.front().ops;

@@ -367,7 +367,7 @@ std::string print(const WriterContext& context, const Plan& plan, const Schedule
   for (int rank = 0; rank < context.ranks; ++rank) {
     const RankPlan& ranks_plan = plan.ranks[static_cast<std::size_t>(rank)];
     out += "  <gpu id=\"" + std::to_string(rank) + "\" i_chunks=\"" + std::to_string(i_chunks) + "\" o_chunks=\"" +
-           std::to_string(o_chunks) + "\" s_chunks=\"" + std::to_string(s_chunks) + "\"";
+           std::to_string(o_chunks) + "\" s_chunks=\"" + std::to_string(std::max(s_chunks, ranks_plan.s_chunks)) + "\"";
     if (ranks_plan.tbs.empty()) {
       out += "/>\n";
       continue;
@@ -501,10 +501,19 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // The schedule's port order matters only where transfers through switches were planned on
   // routes (switch-native plans make the order dependencies).
   const bool has_order = schedule.route_count() > 0;
+  // Transfers of chunks that lie apart: each also as one step through scratch (layout.cpp).
+  bool apart = false;
+  for (TransferId id = 0; id < schedule.size() && !apart; ++id) {
+    const auto chunks = schedule.chunks_of(schedule.transfer(id));
+    for (std::size_t i = 1; i < chunks.size() && !apart; ++i) apart = chunks[i] != chunks[i - 1] + 1;
+  }
   const auto consider_all = [&](std::uint32_t channels) {
-    for (bool pair : {true, false}) {
-      consider({pair, kMaxCount, channels, false});
-      if (has_order) consider({pair, kMaxCount, channels, true});
+    for (bool stage : {false, true}) {
+      if (stage && !apart) continue;
+      for (bool pair : {true, false}) {
+        consider({pair, kMaxCount, channels, false, stage});
+        if (has_order) consider({pair, kMaxCount, channels, true, stage});
+      }
     }
   };
   double previous_best = 0.0;

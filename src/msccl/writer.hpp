@@ -48,6 +48,10 @@ struct LayoutChoices {
   /// Sends also wait for the transfers of this rank their transfer depends on in the schedule
   /// (a switch port's planned order), not only for their data (deps.cpp).
   bool schedule_order = false;
+  /// A transfer whose chunks lie apart in a buffer is one step through scratch: local copies
+  /// gather them before the send and spread them after the receive (layout.cpp), instead of a
+  /// step per contiguous run, each paying the route's alpha.
+  bool stage = false;
 };
 
 struct Piece {
@@ -78,6 +82,10 @@ struct Op {
   Location copy_src;  ///< kCopy
   Location copy_dst;
   int copy_cnt = 0;
+  /// kCopy staging a piece (LayoutChoices::stage): the piece, run in the threadblock of its send
+  /// (`staged_send`) or of its receive; -1 for the out-of-place copies, which run first in tb 0.
+  int staged_piece = -1;
+  bool staged_send = false;
   std::int64_t event = 0;
   int part = 0;
   int tb = -1;                            ///< -1: absorbed into a fused op
@@ -100,8 +108,7 @@ struct PlannedTb {
 struct RankPlan {
   std::vector<Op> ops;
   std::vector<PlannedTb> tbs;
-  int i_chunks = 0;
-  int o_chunks = 0;
+  /// Scratch chunks its staging blocks reach (LayoutChoices::stage), 0 without.
   int s_chunks = 0;
 };
 
@@ -139,7 +146,9 @@ Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times,
 /// The schedule with each transfer cut into one transfer per run of consecutive chunks, one after
 /// the other, retimed by simulating it on `topology`; nullopt when every transfer is one run. A
 /// file's step carries a contiguous piece of a buffer, so a transfer of chunks 3, 7 and 8 is two
-/// steps, each paying the route's alpha (serialize.cpp).
+/// steps, each paying the route's alpha, unless it is staged through scratch as one step
+/// (LayoutChoices::stage): so only transfers of more chunks than one step carries are cut
+/// (serialize.cpp).
 std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const Topology& topology);
 
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops

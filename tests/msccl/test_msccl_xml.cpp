@@ -600,7 +600,7 @@ TEST_CASE("Files of chunks larger than a slice run as a pipeline the estimate bo
   CHECK(msccl_runtime_slices(small, MscclProtocol::kLL));
 }
 
-TEST_CASE("The expected file time pays an alpha per step of a transfer whose chunks are not consecutive", "[msccl]") {
+TEST_CASE("A transfer whose chunks are not consecutive runs as one step through scratch", "[msccl]") {
   // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 2 chunks per member, 1 MB each.
   Topology triangle(3, {});
   for (NodeId a = 0; a < 3; ++a) {
@@ -619,18 +619,42 @@ TEST_CASE("The expected file time pays an alpha per step of a transfer whose chu
   add(2, 0, {4, 5}, {}, 0.0);
   add(2, 1, {4, 5}, {}, 0.0);
   add(1, 2, {2, 3}, {}, 0.0);
-  // NPU 1 forwards member 0's chunks to NPU 2 in the other order: 1, then 0.
+  // NPU 1 forwards member 0's chunks to NPU 2 in the other order: 1, then 0. As a step per run
+  // that is two steps of one chunk, 1 + 100 us each, one after the other: one alpha more.
   add(1, 2, {1, 0}, {to_one}, 201.0);
   REQUIRE(verify_schedule(triangle, schedule).ok);
   REQUIRE(simulate(triangle, schedule).time_us == exactly(402.0));
-  // The forward is two steps of one chunk, 1 + 100 us each, one after the other: one alpha more.
-  const double expected = msccl_expected_time_us(schedule, triangle);
-  CHECK(expected == exactly(403.0));
-  // The writer may deal the two steps onto two channels, where their alphas overlap: the estimate
-  // errs on the slow side.
-  const double written = write_msccl_xml(schedule, triangle, {}).time_us;
-  CHECK(written >= 402.0 * (1 - 1e-12));
-  CHECK(written <= expected * (1 + 1e-12));
+  // Staged, NPU 1 copies chunks 1 and 0 into scratch, in that order, and sends them as one step;
+  // NPU 2 receives them into scratch and copies each to its place.
+  CHECK(msccl_expected_time_us(schedule, triangle) == exactly(402.0));
+  const MscclWritten written = write_msccl_xml(schedule, triangle, {});
+  CHECK(written.time_us == Approx(402.0).epsilon(1e-12));
+  CHECK(written.text.find("type=\"cpy\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"s\"") != std::string::npos);
+  CHECK(written.text.find("s_chunks=\"0\"") != std::string::npos);  // rank 0 stages nothing
+  CHECK(verify_msccl_xml(written.text, nullptr, false).ok);
+}
+
+TEST_CASE("Transfers of more chunks than a step carries go as a step per run of consecutive chunks", "[msccl]") {
+  // Two NPUs, 160 chunks per member; NPU 0 sends its 80 even chunks, then its 80 odd ones (a step
+  // carries at most 71).
+  Topology pair(2, {});
+  pair.add_duplex(0, 1, 1.0, 10.0);
+  const std::uint32_t per_member = 160;
+  Schedule schedule(CollectiveKind::kAllGather, std::uint64_t{2} * per_member * 1000, {0, 1}, per_member, "hand");
+  std::vector<ChunkId> even;
+  std::vector<ChunkId> odd;
+  for (ChunkId c = 0; c < per_member; ++c) (c % 2 == 0 ? even : odd).push_back(c);
+  std::vector<ChunkId> theirs(per_member);
+  for (ChunkId c = 0; c < per_member; ++c) theirs[c] = per_member + c;
+  const double bytes_us = 100.0 * static_cast<double>(even.size()) / 1000.0;
+  const TransferId first = schedule.add(0, 1, TransferKind::kCopy, even, {}, 0.0, 1.0 + bytes_us, pair.find_link(0, 1));
+  const std::vector<TransferId> after_first{first};
+  schedule.add(0, 1, TransferKind::kCopy, odd, after_first, 1.0 + bytes_us, 2.0 * (1.0 + bytes_us),
+               pair.find_link(0, 1));
+  schedule.add(1, 0, TransferKind::kCopy, theirs, {}, 0.0, 1.0 + 2.0 * bytes_us, pair.find_link(1, 0));
+  REQUIRE(verify_schedule(pair, schedule).ok);
+  // Each half of NPU 0's block is 80 runs of one chunk: 80 alphas each instead of one.
+  CHECK(msccl_expected_time_us(schedule, pair) > simulate(pair, schedule).time_us + 70.0);
 }
 
 TEST_CASE("Schedules MSCCL cannot express are refused with the reason", "[msccl]") {
