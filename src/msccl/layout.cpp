@@ -173,23 +173,29 @@ class Layout {
           ++current->cnt;
           continue;
         }
-        Piece piece;
-        piece.transfer = static_cast<TransferId>(t);
-        piece.sender = context_.rank_of[transfer.src];
-        piece.receiver = context_.rank_of[transfer.dst];
-        piece.reduce = reduce;
-        piece.cnt = 1;
-        piece.entry = e;
-        piece.read = read_[e];
-        piece.write = write_[e];
-        piece.operand = operand_[e];
-        piece.send_event = send_event_[t];
-        piece.recv_event = recv_event_[t];
+        Piece piece = piece_at(static_cast<TransferId>(t), transfer, e, 1);
         piece.part = static_cast<int>(plan_.pieces.size()) - piece_base_[t];
         plan_.pieces.push_back(piece);
       }
     }
     piece_base_[count] = static_cast<int>(plan_.pieces.size());
+  }
+
+  /// The piece of `cnt` chunks of transfer `t` from entry `e`, where the replay put them.
+  Piece piece_at(TransferId t, const Transfer& transfer, std::uint64_t e, int cnt) const {
+    Piece piece;
+    piece.transfer = t;
+    piece.sender = context_.rank_of[transfer.src];
+    piece.receiver = context_.rank_of[transfer.dst];
+    piece.reduce = transfer.kind == TransferKind::kReduce;
+    piece.cnt = cnt;
+    piece.entry = e;
+    piece.read = read_[e];
+    piece.write = write_[e];
+    piece.operand = operand_[e];
+    piece.send_event = send_event_[t];
+    piece.recv_event = recv_event_[t];
+    return piece;
   }
 
   // ---- staging through scratch (LayoutChoices::stage) -------------------------------------------
@@ -219,9 +225,13 @@ class Layout {
     const bool scratch_in_use = !context_.in_place && context_.coll == CollectiveKind::kReduceScatter;
     return scratch_in_use ? context_.chunks - context_.per_rank : 0;
   }
-  int staging_capacity() const { return std::max(context_.chunks, kMaxCount); }
+  /// Chunks of the staging region: as many as the collective has, within the int16 offsets.
+  int staging_capacity() const {
+    return std::min(std::max(context_.chunks, kMaxCount), kMaxOffset + 1 - staging_base());
+  }
 
-  /// Copies between the runs of `where` from `first` and the block (to it when `gather`).
+  /// Copies between the runs of `where` from `first` and the block: into it `before` the step,
+  /// out of it after.
   void stage_runs(int piece, bool on_sender, bool before, const std::vector<Location>& where, std::uint64_t first,
                   int cnt, const Location& block) {
     int run = 0;
@@ -240,22 +250,11 @@ class Layout {
   bool stage_piece(TransferId t, const Transfer& transfer, bool reduce) {
     const int cnt = static_cast<int>(transfer.chunk_count);
     const std::uint64_t first = entry_base_[t];
-    if (cnt < 2 || cnt > choices_.cap || staging_base() + cnt > kMaxOffset) return false;
+    if (cnt < 2 || cnt > choices_.cap || cnt > staging_capacity()) return false;
     const bool read_apart = !contiguous(read_, first, cnt);
     const bool write_apart = !contiguous(write_, first, cnt) || (reduce && !contiguous(operand_, first, cnt));
     if (!read_apart && !write_apart) return false;
-    Piece piece;
-    piece.transfer = t;
-    piece.sender = context_.rank_of[transfer.src];
-    piece.receiver = context_.rank_of[transfer.dst];
-    piece.reduce = reduce;
-    piece.cnt = cnt;
-    piece.entry = first;
-    piece.read = read_[first];
-    piece.write = write_[first];
-    piece.operand = operand_[first];
-    piece.send_event = send_event_[t];
-    piece.recv_event = recv_event_[t];
+    Piece piece = piece_at(t, transfer, first, cnt);
     const int index = static_cast<int>(plan_.pieces.size());
     if (read_apart) {
       piece.read = staging_block(piece.sender, cnt);

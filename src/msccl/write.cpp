@@ -501,37 +501,36 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // The schedule's port order matters only where transfers through switches were planned on
   // routes (switch-native plans make the order dependencies).
   const bool has_order = schedule.route_count() > 0;
-  // Transfers of chunks that lie apart go as one step through scratch (layout.cpp): a step per
-  // run instead ran 2.6x as long (torus-8x8 all-reduce of 1 MiB in rounds: 18.36 us staged, 48.0
-  // as steps) and took as long to lay out, so those layouts are made only where no staged one fits.
+  // Transfers of chunks that lie apart: each also as one step through scratch (layout.cpp). Both
+  // are tried: staged alone, some baselines' files ran slower (mi250-2x16-ib all-gather of 64 MiB,
+  // the ring's 595 us as steps, 1084 staged) and so did some synthesized ones.
   bool apart = false;
   for (TransferId id = 0; id < schedule.size() && !apart; ++id) {
     const auto chunks = schedule.chunks_of(schedule.transfer(id));
     for (std::size_t i = 1; i < chunks.size() && !apart; ++i) apart = chunks[i] != chunks[i - 1] + 1;
   }
-  const auto consider_all = [&](std::uint32_t channels, bool stage) {
-    for (bool pair : {true, false}) {
-      consider({pair, kMaxCount, channels, false, stage});
-      if (has_order) consider({pair, kMaxCount, channels, true, stage});
+  const auto consider_all = [&](std::uint32_t channels) {
+    for (bool stage : {false, true}) {
+      if (stage && !apart) continue;
+      for (bool pair : {true, false}) {
+        consider({pair, kMaxCount, channels, false, stage});
+        if (has_order) consider({pair, kMaxCount, channels, true, stage});
+      }
     }
   };
-  const auto search = [&](bool stage) {
-    double previous_best = 0.0;
-    for (std::uint32_t channels : channel_counts) {
-      consider_all(channels, stage);
-      // More channels only while they pay: stop at the first count that gains under 1%.
-      const double best = fastest();
-      if (automatic && best > 0.0 && previous_best > 0.0 && best > previous_best * 0.99) break;
-      if (best > 0.0) previous_best = best;
-    }
-    // Threadblocks too long for the runtime: automatic channels go on doubling.
-    for (std::uint32_t channels = 2 * channel_counts.back();
-         automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels); channels *= 2) {
-      consider_all(channels, stage);
-    }
-  };
-  search(apart);
-  if (apart && timed.empty()) search(false);
+  double previous_best = 0.0;
+  for (std::uint32_t channels : channel_counts) {
+    consider_all(channels);
+    // More channels only while they pay: stop at the first count that gains under 1%.
+    const double best = fastest();
+    if (automatic && best > 0.0 && previous_best > 0.0 && best > previous_best * 0.99) break;
+    if (best > 0.0) previous_best = best;
+  }
+  // Threadblocks too long for the runtime: automatic channels go on doubling.
+  for (std::uint32_t channels = 2 * channel_counts.back();
+       automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels); channels *= 2) {
+    consider_all(channels);
+  }
   std::optional<MscclWritten> best = verified_fastest();
   // Safer layouts: steps no longer than a FIFO holds, then single chunks.
   for (int cap : {fifo, 1}) {
