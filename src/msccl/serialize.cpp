@@ -121,15 +121,18 @@ Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times,
   return serialized;
 }
 
+std::size_t consecutive_runs(std::span<const ChunkId> chunks) {
+  std::size_t count = chunks.empty() ? 0 : 1;
+  for (std::size_t i = 1; i < chunks.size(); ++i) count += chunks[i] == chunks[i - 1] + 1 ? 0 : 1;
+  return count;
+}
+
 std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const Topology& topology) {
   // Up to a step's worth of chunks, the layout stages chunks that lie apart through scratch and
   // sends them in one step; only larger transfers go as a step per run.
   const auto runs = [&](TransferId id) {
     const std::span<const ChunkId> chunks = schedule.chunks_of(schedule.transfer(id));
-    if (chunks.size() <= static_cast<std::size_t>(kMaxCount)) return std::size_t{1};
-    std::size_t count = 1;
-    for (std::size_t i = 1; i < chunks.size(); ++i) count += chunks[i] == chunks[i - 1] + 1 ? 0 : 1;
-    return count;
+    return chunks.size() <= static_cast<std::size_t>(kMaxCount) ? std::size_t{1} : consecutive_runs(chunks);
   };
   bool cut = false;
   for (TransferId id = 0; id < schedule.size() && !cut; ++id) cut = runs(id) > 1;

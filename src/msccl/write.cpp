@@ -505,10 +505,8 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // are tried: staged alone, some baselines' files ran slower (mi250-2x16-ib all-gather of 64 MiB,
   // the ring's 595 us as steps, 1084 staged) and so did some synthesized ones.
   bool apart = false;
-  for (TransferId id = 0; id < schedule.size() && !apart; ++id) {
-    const auto chunks = schedule.chunks_of(schedule.transfer(id));
-    for (std::size_t i = 1; i < chunks.size() && !apart; ++i) apart = chunks[i] != chunks[i - 1] + 1;
-  }
+  for (TransferId id = 0; id < schedule.size() && !apart; ++id)
+    apart = consecutive_runs(schedule.chunks_of(schedule.transfer(id))) > 1;
   const auto consider_all = [&](std::uint32_t channels) {
     for (bool stage : {false, true}) {
       if (stage && !apart) continue;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,6 +143,9 @@ int lanes_needed(const Schedule& schedule, const EffectiveTimes& times);
 /// The schedule with each pair's transfers on at most `lanes` lanes (each waits for the one
 /// before it on its lane), retimed by simulating it on `topology` (serialize.cpp).
 Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times, const Topology& topology, int lanes);
+
+/// Runs of consecutive chunk ids in `chunks` (0 when empty).
+std::size_t consecutive_runs(std::span<const ChunkId> chunks);
 
 /// The schedule with each transfer cut into one transfer per run of consecutive chunks, one after
 /// the other, retimed by simulating it on `topology`; nullopt when every transfer is one run. A

@@ -254,14 +254,15 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     SimResult replay = simulate(transposed, forward, replay_options);
     return MirrorTimes{std::move(replay.start_us), std::move(replay.end_us), replay.time_us};
   };
+  // `rerouted`: the caller found transfers off the runtime's routes and wants them on those.
   // `skip_slower_than_us`: a replay that provably ends later is skipped (scored by that floor).
-  auto replay_trial = [&](const Trial& trial, Schedule schedule, bool on_runtime_routes = false,
+  auto replay_trial = [&](const Trial& trial, Schedule schedule, bool rerouted = false,
                           double skip_slower_than_us = std::numeric_limits<double>::infinity()) {
     const Packed& choice = *trial.packed;
     TreeMethodResult result;
     result.schedule = std::move(schedule);
     // A file names no routes: written to one, the trees run on the runtime's (runtime_routes.hpp).
-    if ((file_time || on_runtime_routes) && transfers_off_runtime_routes(result.schedule, topology) > 0) {
+    if (rerouted || (file_time && transfers_off_runtime_routes(result.schedule, topology) > 0)) {
       result.schedule.forget_links();
       result.rerouted = true;
     }

@@ -56,16 +56,25 @@ LowerBound all_reduce_bound(const Topology& topology, std::uint64_t size, std::v
   return lower_bound(topology, collective, compute_diameter(topology, collective.members));
 }
 
+/// The groups term: `groups` member groups, through `bandwidth_GBps` after `latency_us`, each
+/// byte sent 2 (groups - 1) times.
+void check_groups(const LowerBound& bound, std::uint32_t groups, double bandwidth_GBps, double latency_us,
+                  std::uint64_t size) {
+  CHECK(bound.groups.groups == groups);
+  CHECK(bound.groups.bandwidth_GBps == bandwidth_GBps);
+  CHECK(bound.groups.latency_us == latency_us);
+  CHECK(bound.groups_us ==
+        exactly(latency_us + 2.0 * (groups - 1.0) * static_cast<double>(size) / (bandwidth_GBps * 1e3)));
+}
+
 }  // namespace
 
 TEST_CASE("all-reduce through groups: three boxes need 4 n through their six ports", "[bounds][groups]") {
   const Topology topology = two_npu_boxes(3);
   const LowerBound bound = all_reduce_bound(topology, 6'000'000);
   // Boxes are the components of the links faster than 10 GB/s; the spine alone holds no NPU.
-  CHECK(bound.groups.groups == 3);
+  check_groups(bound, 3, 60.0, 1.0, 6'000'000);
   CHECK(bound.groups.threshold_GBps == 10.0);
-  CHECK(bound.groups.bandwidth_GBps == 60.0);
-  CHECK(bound.groups_us == exactly(1.0 + 2.0 * 2.0 * 6e6 / 60e3));
   CHECK(bound.binding == BoundTerm::kGroups);
   CHECK(bound.binding_name() == "groups");
   // The NPU-level terms are far below: all NPUs take in 2 x 5 n through 660 GB/s (one alone n
@@ -83,9 +92,7 @@ TEST_CASE("all-reduce through groups: member groups count, every group's links c
   }
   SECTION("members in three boxes of four: the fourth box's ports can relay, so they count") {
     const LowerBound bound = all_reduce_bound(topology, 8'000'000, {0, 2, 4});
-    CHECK(bound.groups.groups == 3);
-    CHECK(bound.groups.bandwidth_GBps == 80.0);
-    CHECK(bound.groups_us == exactly(1.0 + 2.0 * 2.0 * 8e6 / 80e3));
+    check_groups(bound, 3, 80.0, 1.0, 8'000'000);
   }
 }
 
@@ -101,10 +108,7 @@ TEST_CASE("all-reduce through groups: four A100 boxes need 6 n through their 32 
   const LowerBound bound = all_reduce_bound(shipped("a100-4x8-ib"), size);
   // A box is its NVSwitch and eight GPUs; the IB switches only forward. 2 x 3 x size through
   // 32 x 25 GB/s, after the NICs' 2 us: 1.5 size / 200 GB/s, above one GPU's 2 (31/32) size / 325.
-  CHECK(bound.groups.groups == 4);
-  CHECK(bound.groups.bandwidth_GBps == 800.0);
-  CHECK(bound.groups.latency_us == 2.0);
-  CHECK(bound.groups_us == exactly(2.0 + 6.0 * static_cast<double>(size) / 800e3));
+  check_groups(bound, 4, 800.0, 2.0, size);
   CHECK(bound.binding == BoundTerm::kGroups);
   CHECK(bound.ingress_us < bound.groups_us);
 }
@@ -114,11 +118,8 @@ TEST_CASE("all-reduce through groups: a switch only its box reaches belongs to t
   const LowerBound bound = all_reduce_bound(topology, 6'000'000);
   // Boxes alone take in through their NPUs' 10 GB/s ports, 80 GB/s in all; with its NIC switch
   // each takes in through the NIC's 15 GB/s uplink, 60 GB/s in all: 2 x 3 n through those.
-  CHECK(bound.groups.groups == 4);
+  check_groups(bound, 4, 60.0, 2.0, 6'000'000);
   CHECK(bound.groups.threshold_GBps == 15.0);
-  CHECK(bound.groups.bandwidth_GBps == 60.0);
-  CHECK(bound.groups.latency_us == 2.0);
-  CHECK(bound.groups_us == exactly(2.0 + 2.0 * 3.0 * 6e6 / 60e3));
   CHECK(bound.binding == BoundTerm::kGroups);
   // Where the NICs' uplinks are faster than the ports into them, the boxes alone bind.
   CHECK(all_reduce_bound(boxes_behind_nics(4, 40.0), 6'000'000).groups.bandwidth_GBps == 80.0);

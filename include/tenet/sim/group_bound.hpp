@@ -33,8 +33,8 @@ struct GroupBound {
 /// Groups are the components of the links faster than a threshold, for each link bandwidth of the
 /// topology but the fastest (at most 16 of them, evenly picked, when there are more): boxes,
 /// pods, racks, as the network has them; and the same groups each with the switch components
-/// that only it reaches (a box's PCIe or NIC switch). One NPU per group is the ingress bound's own term and is
-/// not tried here. `members` in ascending order.
+/// that only it reaches (a box's PCIe or NIC switch). One NPU per group is the ingress bound's
+/// own term and is not tried here. `members` in ascending order.
 GroupBound all_reduce_group_bound(const Topology& topology, const std::vector<NodeId>& members,
                                   std::uint64_t size_bytes);
 
