@@ -138,17 +138,25 @@ std::string Memory::describe_symbol(const Symbol& actual, const Symbol& expected
 std::string Memory::check_result() {
   const bool ag = program_.coll == CollectiveKind::kAllGather;
   const int outputs = program_.coll == CollectiveKind::kReduceScatter ? c_ : n_;
+  // What each chunk should end as, once: every rank of an all-gather or all-reduce expects the
+  // same (summing the ranks' contributions per rank was ngpus times the work, most of the check).
+  std::vector<Symbol> expected_symbols(static_cast<std::size_t>(n_), Symbol{0, 0, false});
+  std::vector<float> expected_all(static_cast<std::size_t>(n_) * kElements, 0.0f);
+  for (int chunk = 0; chunk < n_; ++chunk) {
+    Symbol& expected = expected_symbols[static_cast<std::size_t>(chunk)];
+    float* values = &expected_all[static_cast<std::size_t>(chunk) * kElements];
+    for (int q = 0; q < p_; ++q) {
+      if (ag && q != chunk / c_) continue;
+      expected.sum += key(q, chunk);
+      ++expected.count;
+      for (int e = 0; e < kElements; ++e) values[e] += value(q, chunk, e);
+    }
+  }
   for (int r = 0; r < p_; ++r) {
     for (int j = 0; j < outputs; ++j) {
       const int chunk = program_.coll == CollectiveKind::kReduceScatter ? r * c_ + j : j;
-      Symbol expected{0, 0, false};
-      float expected_values[kElements] = {};
-      for (int q = 0; q < p_; ++q) {
-        if (ag && q != j / c_) continue;
-        expected.sum += key(q, chunk);
-        ++expected.count;
-        for (int e = 0; e < kElements; ++e) expected_values[e] += value(q, chunk, e);
-      }
+      const Symbol& expected = expected_symbols[static_cast<std::size_t>(chunk)];
+      const float* expected_values = &expected_all[static_cast<std::size_t>(chunk) * kElements];
       const Slot s = slot(r, MscclBuffer::kOutput, j);
       const Symbol& actual = s.array->symbols[s.index];
       int wrong_element = -1;

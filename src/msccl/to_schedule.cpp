@@ -119,6 +119,9 @@ struct Runner {
   Frontier after;          ///< what the calls run so far waited for
   std::vector<std::pair<std::int64_t, Frontier>> publications;  ///< (flag, after) of each hasdep step, in order
   std::vector<std::size_t> waiters;                             ///< runners with a dependency on this one
+  /// Its threadblock's connections (map nodes stay put), null where it has no peer.
+  Connection* in = nullptr;
+  Connection* out = nullptr;
 };
 
 bool uses_local_src(MscclStepType type) {
@@ -160,10 +163,14 @@ class Conversion {
       }
     }
     for (std::size_t g = 0; g < runners_.size(); ++g) {
-      const Runner& runner = runners_[g];
-      if (runner.tb->send >= 0) connection(runner.rank, runner.tb->send, runner.tb->chan).sender = g;
+      Runner& runner = runners_[g];
+      if (runner.tb->send >= 0) {
+        runner.out = &connection(runner.rank, runner.tb->send, runner.tb->chan);
+        runner.out->sender = g;
+      }
       if (runner.tb->recv >= 0) {
         Connection& in = connection(runner.tb->recv, runner.rank, runner.tb->chan);
+        runner.in = &in;
         in.receiver = g;
         for (const LoadedTransfer& step : runner.tb->transfers) {
           if (!receives(step.type)) continue;
@@ -347,9 +354,9 @@ class Conversion {
         if (runner_of(runner.rank, tb).flag < flag_value(it, counter)) return false;
       }
     }
-    Connection* in = receives(step.type) ? &connection(runner.tb->recv, runner.rank, runner.tb->chan) : nullptr;
+    Connection* in = receives(step.type) ? runner.in : nullptr;
     if (in != nullptr && in->fifo.empty()) return false;
-    Connection* out = sends(step.type) ? &connection(runner.rank, runner.tb->send, runner.tb->chan) : nullptr;
+    Connection* out = sends(step.type) ? runner.out : nullptr;
     if (out != nullptr && !room_in(*out)) return false;
 
     const bool transfers_data = in != nullptr || out != nullptr;

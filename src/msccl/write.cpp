@@ -232,56 +232,6 @@ std::string suggestion(const WriterContext& context, const LayoutChoices& choice
   return "even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)";
 }
 
-/// Prints one `<step>` with the attributes in msccl-tools' order (SPEC section 10).
-void print_step(std::string& out, int s, const char* type, const Location& src, const Location& dst, int cnt, int depid,
-                int deps, bool hasdep) {
-  out += "      <step s=\"" + std::to_string(s) + "\" type=\"";
-  out += type;
-  out += "\" srcbuf=\"";
-  out += msccl_buffer_name(src.buffer);
-  out += "\" srcoff=\"" + std::to_string(src.index) + "\" dstbuf=\"";
-  out += msccl_buffer_name(dst.buffer);
-  out += "\" dstoff=\"" + std::to_string(dst.index) + "\" cnt=\"" + std::to_string(cnt) + "\" depid=\"" +
-         std::to_string(depid) + "\" deps=\"" + std::to_string(deps) + "\" hasdep=\"" + (hasdep ? "1" : "0") + "\"/>\n";
-}
-
-void print_op(std::string& out, const Plan& plan, const Op& op) {
-  const Location nowhere_in{MscclBuffer::kInput, -1};
-  const Location nowhere_out{MscclBuffer::kOutput, -1};
-  // Several dependencies: one nop per extra dependency, directly before the step (SPEC 6.3).
-  const int first = op.position - std::max(0, static_cast<int>(op.deps.size()) - 1);
-  for (std::size_t d = 1; d < op.deps.size(); ++d) {
-    print_step(out, first + static_cast<int>(d) - 1, "nop", nowhere_in, nowhere_out, 0, op.deps[d].first,
-               op.deps[d].second, false);
-  }
-  const int depid = op.deps.empty() ? -1 : op.deps[0].first;
-  const int deps = op.deps.empty() ? -1 : op.deps[0].second;
-  if (op.kind == OpKind::kCopy) {
-    print_step(out, op.position, "cpy", op.copy_src, op.copy_dst, op.copy_cnt, depid, deps, op.awaited);
-    return;
-  }
-  const Piece& piece = plan.pieces[static_cast<std::size_t>(op.piece)];
-  switch (op.kind) {
-    case OpKind::kSend:
-      // Unused dst: where the receiver puts it (as msccl-tools writes).
-      print_step(out, op.position, "s", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
-      break;
-    case OpKind::kRecv:
-      if (piece.reduce)
-        print_step(out, op.position, "rrc", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
-      else
-        print_step(out, op.position, "r", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
-      break;
-    case OpKind::kFused:
-      if (piece.reduce)
-        print_step(out, op.position, "rrcs", piece.operand, piece.write, piece.cnt, depid, deps, op.awaited);
-      else
-        print_step(out, op.position, "rcs", piece.read, piece.write, piece.cnt, depid, deps, op.awaited);
-      break;
-    case OpKind::kCopy: break;
-  }
-}
-
 const char* coll_name(CollectiveKind coll) {
   switch (coll) {
     case CollectiveKind::kAllGather: return "allgather";
@@ -332,58 +282,35 @@ void print_provenance(std::string& out, const WriterContext& context, const Sche
   print_comment(out, mapping);
 }
 
-std::string print(const WriterContext& context, const Plan& plan, const Schedule& schedule, const Topology& topology,
-                  const MscclWriteOptions& options, const std::string& name) {
-  std::string out;
-  if (options.provenance) print_provenance(out, context, schedule, topology, options);
-  const int n = context.chunks;
-  const int c = context.per_rank;
-  out += "<algo name=\"" + name + "\" proto=\"" + msccl_protocol_name(options.protocol) + "\" nchannels=\"" +
-         std::to_string(plan.nchannels) + "\" nchunksperloop=\"" + std::to_string(n) + "\" ngpus=\"" +
-         std::to_string(context.ranks) + "\" coll=\"" + coll_name(context.coll) + "\" inplace=\"" +
-         (options.in_place ? "1" : "0") + "\"";
-  if (max_bytes(schedule) != kDefaultMaxBytes)
-    out += " minBytes=\"0\" maxBytes=\"" + std::to_string(max_bytes(schedule)) + "\"";
-  out += ">\n";
-  // Buffers the file never names are declared with 0 chunks, as msccl-tools does.
-  int i_chunks = 0;
-  int o_chunks = 0;
-  int s_chunks = 0;
-  switch (context.coll) {
-    case CollectiveKind::kAllGather:
-      i_chunks = options.in_place ? 0 : c;
-      o_chunks = n;
-      break;
-    case CollectiveKind::kReduceScatter:
-      i_chunks = n;
-      o_chunks = options.in_place ? 0 : c;
-      s_chunks = options.in_place ? 0 : n - c;
-      break;
-    case CollectiveKind::kAllReduce:
-      i_chunks = n;
-      o_chunks = options.in_place ? 0 : n;
-      break;
+/// What every layout's file has in common: the comments before <algo> and the algo's own fields
+/// (plan_program adds the channels and the ranks).
+struct FileHead {
+  std::string preamble;
+  MscclProgram header;
+};
+
+FileHead file_head(const WriterContext& context, const Schedule& schedule, const Topology& topology,
+                   const MscclWriteOptions& options, const std::string& name) {
+  FileHead head;
+  if (options.provenance) {
+    print_provenance(head.preamble, context, schedule, topology, options);
+    // What the parser reads back from those comments.
+    for (NodeId member : schedule.members()) head.header.rank_to_npu.push_back(topology.original_npu_id(member));
+    head.header.size_bytes = schedule.size_bytes();
   }
-  for (int rank = 0; rank < context.ranks; ++rank) {
-    const RankPlan& ranks_plan = plan.ranks[static_cast<std::size_t>(rank)];
-    out += "  <gpu id=\"" + std::to_string(rank) + "\" i_chunks=\"" + std::to_string(i_chunks) + "\" o_chunks=\"" +
-           std::to_string(o_chunks) + "\" s_chunks=\"" + std::to_string(std::max(s_chunks, ranks_plan.s_chunks)) + "\"";
-    if (ranks_plan.tbs.empty()) {
-      out += "/>\n";
-      continue;
-    }
-    out += ">\n";
-    for (std::size_t t = 0; t < ranks_plan.tbs.size(); ++t) {
-      const PlannedTb& tb = ranks_plan.tbs[t];
-      out += "    <tb id=\"" + std::to_string(t) + "\" send=\"" + std::to_string(tb.send) + "\" recv=\"" +
-             std::to_string(tb.recv) + "\" chan=\"" + std::to_string(tb.chan) + "\">\n";
-      for (int index : tb.ops) print_op(out, plan, ranks_plan.ops[static_cast<std::size_t>(index)]);
-      out += "    </tb>\n";
-    }
-    out += "  </gpu>\n";
+  MscclProgram& header = head.header;
+  header.name = name;
+  header.coll = coll_name(context.coll);
+  header.protocol = options.protocol;
+  header.ngpus = context.ranks;
+  header.nchunksperloop = context.chunks;
+  header.in_place = options.in_place;
+  if (max_bytes(schedule) != kDefaultMaxBytes) {
+    header.min_bytes = 0;
+    header.max_bytes = static_cast<std::int64_t>(max_bytes(schedule));
   }
-  out += "</algo>\n";
-  return out;
+  header.line = static_cast<int>(std::count(head.preamble.begin(), head.preamble.end(), '\n')) + 1;
+  return head;
 }
 
 std::string checked_name(const MscclWriteOptions& options, const Schedule& schedule, const Topology& topology) {
@@ -399,11 +326,9 @@ std::string checked_name(const MscclWriteOptions& options, const Schedule& sched
   return options.name;
 }
 
-/// The file's time as the runtime would run it (msccl_to_schedule's model) on `topology`.
-double runtime_time_us(const std::string& text, const Schedule& schedule, const Topology& topology) {
-  MscclProgram program = parse_msccl_xml(text, "MSCCL XML");
-  program.rank_to_npu.clear();
-  for (NodeId member : schedule.members()) program.rank_to_npu.push_back(topology.original_npu_id(member));
+/// The file's time as the runtime would run it (msccl_to_schedule's model) on `topology`; its ranks
+/// are the schedule's members in order, as its rank_to_npu comment says when it has one.
+double runtime_time_us(const MscclProgram& program, const Schedule& schedule, const Topology& topology) {
   return simulate(topology,
                   msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML", schedule.members()))
       .time_us;
@@ -458,41 +383,73 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // the interpreter runs to the right result at every call split is written (ties: the one made
   // first, i.e. fewer channels, fused forwards). Verifying is the costly part, so it goes in order
   // of time and stops at the first file that passes.
-  std::vector<MscclWritten> timed;
+  const FileHead head = file_head(context, schedule, topology, options, name);
+  /// A layout's program, timed; printed only when its turn to be verified comes.
+  struct Timed {
+    MscclProgram program;
+    MscclWritten written;  ///< all but the text
+  };
+  std::vector<Timed> timed;
   std::string first_failure;
   std::string first_limit;
-  const auto consider = [&](const LayoutChoices& choices) {
+  /// One layout: timed, or why not.
+  struct Attempt {
+    std::optional<Timed> layout;
+    std::optional<LimitProblem> limit;  ///< past a limit (the change that fits is found only for the first)
+    std::string failure;
+  };
+  const auto attempt = [&](const LayoutChoices& choices) {
+    Attempt result;
     Plan plan;
     LimitProblem problem;
     if (!plan_for(context, choices, plan, problem)) {
-      if (first_limit.empty()) first_limit = problem.message + ": " + suggestion(context, choices, problem);
-      return;
+      result.limit = std::move(problem);
+      return result;
     }
-    std::string text = print(context, plan, schedule, topology, options, name);
-    double time_us = 0.0;
+    MscclProgram program = plan_program(context, plan, head.header);
     try {
-      time_us = runtime_time_us(text, schedule, topology);
+      const double time_us = runtime_time_us(program, schedule, topology);
+      result.layout = Timed{
+          std::move(program),
+          {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order}};
     } catch (const InputError& error) {  // deadlocks at this size: the interpreter says why below
-      if (first_failure.empty()) first_failure = error.what();
-      return;
+      result.failure = error.what();
     }
-    timed.push_back({std::move(text), time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap,
-                     choices.schedule_order});
+    return result;
+  };
+  // The layouts of one round at once (each is laid out, run and simulated on its own), kept in
+  // the order they are listed, so the file and the reasons given do not depend on the threads.
+  const auto consider = [&](const std::vector<LayoutChoices>& round) {
+    std::vector<Attempt> attempts(round.size());
+    parallel_for(std::size_t{0}, round.size(), [&](std::size_t i) { attempts[i] = attempt(round[i]); });
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      Attempt& tried = attempts[i];
+      if (first_limit.empty() && tried.limit)
+        first_limit = tried.limit->message + ": " + suggestion(context, round[i], *tried.limit);
+      if (first_failure.empty()) first_failure = std::move(tried.failure);
+      if (tried.layout) timed.push_back(std::move(*tried.layout));
+    }
   };
   const auto fastest = [&]() -> double {
     double best = 0.0;
-    for (const MscclWritten& written : timed) best = best == 0.0 ? written.time_us : std::min(best, written.time_us);
+    for (const Timed& layout : timed)
+      best = best == 0.0 ? layout.written.time_us : std::min(best, layout.written.time_us);
     return best;
   };
   const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
     std::vector<std::size_t> order(timed.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return timed[a].time_us < timed[b].time_us; });
+                     [&](std::size_t a, std::size_t b) { return timed[a].written.time_us < timed[b].written.time_us; });
     for (std::size_t i : order) {
-      // Races are excluded by construction (deps.cpp); deadlocks and the result are checked.
-      const MscclVerifyResult check = verify_msccl_xml(timed[i].text, nullptr, false);
-      if (check.ok) return std::move(timed[i]);
+      // The text itself is checked, as a user's file would be. Races are excluded by construction
+      // (deps.cpp); deadlocks and the result are checked.
+      std::string text = print_program(timed[i].program, head.preamble);
+      const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
+      if (check.ok) {
+        timed[i].written.text = std::move(text);
+        return std::move(timed[i].written);
+      }
       if (first_failure.empty()) first_failure = check.error;
     }
     timed.clear();
@@ -508,13 +465,15 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   for (TransferId id = 0; id < schedule.size() && !apart; ++id)
     apart = consecutive_runs(schedule.chunks_of(schedule.transfer(id))) > 1;
   const auto consider_all = [&](std::uint32_t channels) {
+    std::vector<LayoutChoices> round;
     for (bool stage : {false, true}) {
       if (stage && !apart) continue;
       for (bool pair : {true, false}) {
-        consider({pair, kMaxCount, channels, false, stage});
-        if (has_order) consider({pair, kMaxCount, channels, true, stage});
+        round.push_back({pair, kMaxCount, channels, false, stage});
+        if (has_order) round.push_back({pair, kMaxCount, channels, true, stage});
       }
     }
+    consider(round);
   };
   double previous_best = 0.0;
   for (std::uint32_t channels : channel_counts) {
@@ -533,7 +492,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // Safer layouts: steps no longer than a FIFO holds, then single chunks.
   for (int cap : {fifo, 1}) {
     if (best) break;
-    consider({false, cap, channel_counts.front(), false});
+    consider({{false, cap, channel_counts.front(), false}});
     best = verified_fastest();
   }
   if (best) return std::move(*best);

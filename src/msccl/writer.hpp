@@ -7,7 +7,8 @@
 // channels; threadblocks.cpp groups them into threadblocks in replay order and fuses a
 // receive with the send that forwards it into one step.
 // deps.cpp adds the dependencies that order conflicting accesses from different threadblocks
-// and places nops. write.cpp checks the limits, prints the text and verifies it.
+// and places nops. program_text.cpp turns the plan into the program and its text; write.cpp
+// checks the limits, times the program and verifies the text.
 
 #include <cstdint>
 #include <optional>
@@ -158,5 +159,14 @@ std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const To
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
 /// and XML positions. False (with `problem`) past the step, node or dependency limits.
 bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& problem);
+
+/// The program the plan's file holds, as parse_msccl_xml reads it back from print_program's text
+/// (program_text.cpp): `header` gives the <algo> fields but nchannels, and its line; the plan
+/// gives the channels, gpus, threadblocks and steps, each with its line.
+MscclProgram plan_program(const WriterContext& context, const Plan& plan, MscclProgram header);
+
+/// The program's text after `preamble` (whole comment lines), in the layout the runtime's
+/// reader takes and msccl-tools writes (SPEC section 10).
+std::string print_program(const MscclProgram& program, const std::string& preamble);
 
 }  // namespace tenet::msccl_detail

@@ -11,6 +11,7 @@
 
 #include "../support/collectives.hpp"
 #include "../support/sanitizers.hpp"
+#include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/synth/synthesizer.hpp"
@@ -702,4 +703,50 @@ TEST_CASE("An offset near INT_MAX is out of bounds, not an overflow", "[msccl]")
   CHECK(problem(replaced(kSpecRing, "type=\"s\" srcbuf=\"o\" srcoff=\"2\"",
                          "type=\"s\" srcbuf=\"o\" srcoff=\"2147483647\"")) ==
         "line 18: rank 2 tb 0 step 0 (s): src o[2147483647..2147483648) is outside o_chunks=3 (out of bounds)");
+}
+
+TEST_CASE("The time the writer gives is that of the text it wrote as the runtime runs it", "[msccl]") {
+  // The writer times each layout from its program and prints only the one it writes: the text,
+  // parsed back, must run exactly as timed. Staged and step-per-run layouts, fused and unfused,
+  // in and out of place, both protocols, a few members, and no comments (no rank_to_npu).
+  struct Case {
+    const char* topology;
+    CollectiveKind kind;
+    std::uint64_t size;
+    std::vector<NodeId> members;
+    MscclWriteOptions options;
+  };
+  MscclWriteOptions out_of_place;
+  out_of_place.in_place = false;
+  MscclWriteOptions ll;
+  ll.protocol = MscclProtocol::kLL;
+  MscclWriteOptions bare;
+  bare.provenance = false;
+  bare.channels = 2;
+  const std::vector<Case> cases = {
+      {"torus-4x4", CollectiveKind::kAllReduce, 1 << 20, {}, {}},
+      {"torus-4x4", CollectiveKind::kReduceScatter, 64 << 10, {}, out_of_place},
+      {"fat-tree-8x4", CollectiveKind::kReduceScatter, 1 << 20, {}, ll},
+      {"mesh-4x4-failed-7-9", CollectiveKind::kAllGather, 1 << 20, {0, 3, 10, 13}, bare},
+      {"dgx1-8", CollectiveKind::kAllReduce, 4 << 20, {}, out_of_place},
+  };
+  for (const Case& c : cases) {
+    const Topology topology = shipped(c.topology);
+    const Collective collective = make_collective(c.kind, c.size, 1, c.members);
+    for (const char* algorithm : {"synth", "swing"}) {
+      INFO(c.topology << " " << collective_name(c.kind) << " " << algorithm);
+      Schedule schedule;
+      if (std::string(algorithm) == "synth") {
+        schedule = synthesize(topology, collective, {}).schedule;
+      } else {
+        BaselineResult baseline = generate_baseline(algorithm, topology, collective);
+        if (!baseline.applicable) continue;
+        schedule = std::move(baseline.schedule);
+      }
+      const MscclWritten written = write_msccl_xml(schedule, topology, c.options);
+      const Schedule from_text = msccl_to_schedule(parse_msccl_xml(written.text, "x.xml"), topology,
+                                                   schedule.size_bytes(), "x.xml", schedule.members());
+      CHECK(simulate(topology, from_text).time_us == written.time_us);
+    }
+  }
 }
