@@ -225,18 +225,28 @@ TEST_CASE("random networks: 1 and 2 threads synthesize byte-identical schedules"
       const Topology topology = parse_topology(random.text, "random.json");
       for (CollectiveKind kind : kAllKinds) {
         const Collective collective = make_collective(kind, size_for(random.seed), 2, random.members);
-        texts.push_back(schedule_to_text(synthesize(topology, collective, synth_options()).schedule, topology));
+        const Schedule schedule = synthesize(topology, collective, synth_options()).schedule;
+        texts.push_back(schedule_to_text(schedule, topology));
+        // The MSCCL writer times its layouts and verifies the file's call splits in parallel.
+        try {
+          texts.push_back(write_msccl_xml(schedule, topology, {}).text);
+        } catch (const InputError& error) {
+          std::string text = "no file: ";
+          text += error.what();
+          texts.push_back(std::move(text));
+        }
       }
     }
     return texts;
   };
   const std::vector<std::string> one = render_all(1);
   const std::vector<std::string> two = render_all(2);
-  REQUIRE(one.size() == 3 * cases.size());
+  REQUIRE(one.size() == 2 * 3 * cases.size());
   REQUIRE(two.size() == one.size());
   for (std::size_t i = 0; i < one.size(); ++i) {
-    const RandomCase& random = cases[i / 3];
-    INFO(random.family << " seed " << random.seed << ", " << collective_name(kAllKinds[i % 3]) << ": " << random.text);
+    const RandomCase& random = cases[i / 6];
+    INFO(random.family << " seed " << random.seed << ", " << collective_name(kAllKinds[i / 2 % 3])
+                       << (i % 2 == 0 ? " schedule" : " MSCCL XML") << ": " << random.text);
     CHECK(one[i] == two[i]);
   }
 }
