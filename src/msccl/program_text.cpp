@@ -56,17 +56,17 @@ void add_op_steps(const Plan& plan, const Op& op, std::vector<MscclStep>& steps,
       add(MscclStepType::kSend, piece.read, piece.write, piece.cnt);
       break;
     case OpKind::kRecv:
-      if (piece.reduce)
-        add(MscclStepType::kRecvReduceCopy, piece.operand, piece.write, piece.cnt);
-      else
-        add(MscclStepType::kRecv, piece.read, piece.write, piece.cnt);
+    case OpKind::kFused: {
+      // A fused step also sends what it received (rcs, rrcs); a reduction reads its operand.
+      const bool fused = op.kind == OpKind::kFused;
+      if (piece.reduce) {
+        add(fused ? MscclStepType::kRecvReduceCopySend : MscclStepType::kRecvReduceCopy, piece.operand, piece.write,
+            piece.cnt);
+      } else {
+        add(fused ? MscclStepType::kRecvCopySend : MscclStepType::kRecv, piece.read, piece.write, piece.cnt);
+      }
       break;
-    case OpKind::kFused:
-      if (piece.reduce)
-        add(MscclStepType::kRecvReduceCopySend, piece.operand, piece.write, piece.cnt);
-      else
-        add(MscclStepType::kRecvCopySend, piece.read, piece.write, piece.cnt);
-      break;
+    }
     case OpKind::kCopy: break;
   }
 }
