@@ -120,6 +120,12 @@ void run_synth(const SynthCommandOptions& options) {
             format_time_us(extra["overlay_plan_us"].get<double>()) + "), routed through the switches";
       } else if (extra["method"] == "spanning trees") {
         switches = "spanning trees, each edge a route through the switches";
+      } else if (extra["method"] == "boxes and rails") {
+        const nlohmann::json& boxes = extra["box_rails"];
+        switches = std::to_string(boxes["boxes"].get<std::uint32_t>()) + " boxes of " +
+                   std::to_string(boxes["members_per_box"].get<std::uint32_t>()) +
+                   ": spanning trees inside each box, the direct algorithm across each rail (members at one "
+                   "position), routed by the switches";
       } else if (extra.contains("sender_order")) {
         switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
       } else {

@@ -40,6 +40,7 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   if (synthesized.routed && topology.switch_count() > 0) switches = "routed through";
   if (synthesized.grouped) switches = "group overlay";
   if (synthesized.trees && topology.switch_count() > 0) switches = "tree routes";
+  if (synthesized.box_rails) switches = "box rails";
   result.extra = {{"chunks_per_npu", synthesized.chunks_per_npu},
                   {"chunks_per_npu_auto", options.auto_chunks},
                   {"switches", switches},
@@ -60,7 +61,9 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   }
   if (synthesized.unwind_degree != 0) result.extra["unwound_plan_us"] = synthesized.plan_us;
   if (synthesized.grouped) result.extra["overlay_plan_us"] = synthesized.plan_us;
-  result.extra["method"] = synthesized.trees ? "spanning trees" : "greedy matching";
+  result.extra["method"] = synthesized.trees       ? "spanning trees"
+                           : synthesized.box_rails ? "boxes and rails"
+                                                   : "greedy matching";
   if (synthesized.trees) {
     const TreeSummary& trees = *synthesized.trees;
     result.extra["trees"] = {{"units_per_member", trees.units_per_member},
@@ -68,6 +71,14 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                              {"share_of_optimal", trees.share_of_optimal},
                              {"pieces", trees.pieces},
                              {"trees", trees.trees}};
+  }
+  if (synthesized.box_rails) {
+    const BoxRailsSummary& boxes = *synthesized.box_rails;
+    result.extra["box_rails"] = {{"boxes", boxes.boxes},
+                                 {"members_per_box", boxes.positions},
+                                 {"units_per_member", boxes.units},
+                                 {"pieces", boxes.pieces},
+                                 {"round_groups", boxes.groups}};
   }
   if (!verdict.ok) result.extra["verify_error"] = verdict.error;
   // Point-to-point plans are their own replay and come without link loads: simulated only if asked.

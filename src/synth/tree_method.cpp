@@ -9,7 +9,6 @@
 
 #include "schedule_assembly.hpp"
 #include "tenet/common/parallel.hpp"
-#include "tenet/sim/cut_bound.hpp"
 #include "tenet/sim/runtime_routes.hpp"
 #include "tree_schedule.hpp"
 
@@ -69,14 +68,6 @@ constexpr std::size_t kPacedAllReduceTransfers = 1 << 16;
 constexpr double kLowestBroadcastShare = 0.3;
 constexpr int kBalanceBisections = 10;
 constexpr double kBelowBalance = 0.92;
-
-/// r*: the rate at which each member's data can reach every other (cut bandwidth / members
-/// outside the binding cut), for data flowing as `kind` needs.
-double optimal_rate_GBps(const Topology& topology, CollectiveKind kind, const std::vector<NodeId>& members) {
-  const CutBound cut = cut_bound(topology, kind, members);
-  if (cut.members_outside == 0) return 0.0;
-  return cut.cut_bandwidth_GBps / cut.members_outside;
-}
 
 /// The trees of one choice of units, for each direction the collective needs.
 struct Packed {
@@ -180,9 +171,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const Topology transposed = transpose(topology);
-  double optimal = std::numeric_limits<double>::infinity();
-  if (gathers) optimal = std::min(optimal, optimal_rate_GBps(topology, CollectiveKind::kAllGather, members));
-  if (reduces) optimal = std::min(optimal, optimal_rate_GBps(topology, CollectiveKind::kReduceScatter, members));
+  const double optimal = optimal_rate_GBps(topology, kind, members);
   // Every choice of units on `on` (its transpose given), packed for each direction needed.
   auto pack_on = [&](const Topology& on, const Topology& on_transposed) {
     const std::vector<TreeUnits> offered =

@@ -37,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "tenet/collective.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet::synth {
@@ -53,6 +54,11 @@ struct TreeUnits {
   double unit_GBps = 0.0;        ///< y: the bandwidth one unit gets on every link it crosses
   double share = 0.0;            ///< k y / r*: the share of the optimal throughput reached
 };
+
+/// r*: the rate at which each member's data can reach every other (cut bandwidth / members
+/// outside the binding cut), for the directions `kind` moves data in (all-reduce: the lower of
+/// all-gather's and reduce-scatter's).
+double optimal_rate_GBps(const Topology& topology, CollectiveKind kind, const std::vector<NodeId>& members);
 
 /// Units that fit on `topology` and, when given, on `transposed` too (reduce-scatter packs on the
 /// transpose with the same units), one or two choices (see tree_units.cpp). `optimal_GBps` is r*.

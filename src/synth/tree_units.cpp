@@ -2,8 +2,10 @@
 // Step 1 of the tree packing (tree_packing.hpp): how many units a member's data is cut into, and
 // how much bandwidth a unit gets.
 
+#include <algorithm>
 #include <cmath>
 
+#include "tenet/sim/cut_bound.hpp"
 #include "tree_flow.hpp"
 #include "tree_packing.hpp"
 
@@ -110,6 +112,16 @@ std::vector<TreeUnits> choose_tree_units(const Topology& topology, const Topolog
   if (weighed) offered.push_back(*weighed);
   if (close && close->per_member != weighed->per_member) offered.push_back(*close);
   return offered;
+}
+
+double optimal_rate_GBps(const Topology& topology, CollectiveKind kind, const std::vector<NodeId>& members) {
+  if (kind == CollectiveKind::kAllReduce) {
+    return std::min(optimal_rate_GBps(topology, CollectiveKind::kAllGather, members),
+                    optimal_rate_GBps(topology, CollectiveKind::kReduceScatter, members));
+  }
+  const CutBound cut = cut_bound(topology, kind, members);
+  if (cut.members_outside == 0) return 0.0;
+  return cut.cut_bandwidth_GBps / cut.members_outside;
 }
 
 }  // namespace tenet::synth

@@ -127,6 +127,7 @@ bool Ancestry::is_ancestor(TransferId writer, TransferId reader) {
     reader_ = reader;
     last_found_ = kNoTransfer;
     reader_deps_marked_ = false;
+    reader_grandparents_marked_ = false;
   }
   if (writer == last_found_) return true;
   const std::span<const TransferId> deps = schedule_.deps_of(schedule_.transfer(reader));
@@ -144,6 +145,21 @@ bool Ancestry::is_ancestor(TransferId writer, TransferId reader) {
     if (!reader_deps_marked_) {
       for (TransferId dep : deps) known_[dep] = reader + 1;
       reader_deps_marked_ = true;
+    }
+  }
+  if (known_[writer] != reader + 1 && !reader_grandparents_marked_) {
+    // Before a search, the dependencies' own dependencies, stamped once per reader: a transfer
+    // that waits on a gate (the first of a pipeline's steps, itself waiting on hundreds of
+    // reductions) finds every writer there, where a depth-first search would walk down the
+    // pipeline's chain first, once per writer.
+    reader_grandparents_marked_ = true;
+    std::size_t budget = kGrandparentLimit;
+    for (TransferId dep : deps) {
+      known_[dep] = reader + 1;
+      const std::span<const TransferId> more = schedule_.deps_of(schedule_.transfer(dep));
+      if (more.size() > budget) break;
+      budget -= more.size();
+      for (TransferId grandparent : more) known_[grandparent] = reader + 1;
     }
   }
   if (known_[writer] == reader + 1 || search(writer, reader)) {

@@ -276,6 +276,9 @@ class Ancestry {
   TransferId reader_ = kNoTransfer;      ///< the reader the caches below describe
   TransferId last_found_ = kNoTransfer;  ///< the last writer proven an ancestor of reader_
   bool reader_deps_marked_ = false;
+  bool reader_grandparents_marked_ = false;
+  /// Dependencies of dependencies stamped per reader at most (is_ancestor).
+  static constexpr std::size_t kGrandparentLimit = 4096;
   // known_[x] == reader_ + 1: x is a proven ancestor of reader_. visited_[x] == epoch_: the current
   // search reached x. Both are allocated on the first search, which most schedules never need.
   std::vector<std::uint32_t> known_;

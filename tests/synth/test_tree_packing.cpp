@@ -378,6 +378,7 @@ TEST_CASE("spanning trees run on the runtime's routes where those are faster tha
   const Topology topology = gpu_pairs_behind_nics();
   SynthOptions options;
   options.auto_chunks = true;
+  options.box_rails = false;  // the trees' own test
   for (CollectiveKind kind : kAllKinds) {
     INFO(collective_name(kind));
     const SynthResult result = synthesize(topology, make_collective(kind, std::uint64_t{64} << 20), options);
@@ -394,6 +395,7 @@ TEST_CASE("two A100 boxes at 1 GiB: spanning trees reach 90% of the cut bound (a
   const Diameter diameter = compute_diameter(topology);
   SynthOptions options;
   options.auto_chunks = true;
+  options.box_rails = false;  // the trees' own test
   for (CollectiveKind kind : kAllKinds) {
     // A target of the Release run; under the sanitizers the all-gather alone (the other directions'
     // code runs in the tests below).
@@ -415,6 +417,7 @@ TEST_CASE("128 members: spanning trees run, and reach 95% of the cut bound on ri
   const Topology topology = shipped("ring-fc-switch-2x4x16");
   SynthOptions options;
   options.auto_chunks = true;
+  options.box_rails = false;  // the trees' own test
   const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{1} << 30);
   const SynthResult result = synthesize(topology, collective, options);
   REQUIRE(result.trees);
@@ -440,6 +443,7 @@ TEST_CASE("scored as a file: the tree method keeps within the file's limits, wit
       make_collective(kSanitized ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, std::uint64_t{1} << 30);
   SynthOptions options;
   options.auto_chunks = true;
+  options.box_rails = false;  // the trees' own test
   const SynthResult free = synthesize(topology, collective, options);
   REQUIRE(free.trees);
   const std::uint64_t busiest = busiest_member(free.schedule);
@@ -555,6 +559,7 @@ TEST_CASE("spanning-tree synthesis gives the same schedule on 1 and 2 threads", 
                                            : make_collective(CollectiveKind::kAllReduce, std::uint64_t{256} << 20);
   SynthOptions options;
   options.auto_chunks = true;
+  options.box_rails = false;  // the trees' own test
   std::string texts[2];
   for (int threads : {1, 2}) {
     const ThreadLimit limit(threads);

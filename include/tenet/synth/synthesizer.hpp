@@ -119,6 +119,9 @@ struct SynthOptions {
     std::function<double(const Schedule&, double)> pipelined;
   };
   FileModel file;
+  /// Try the box-and-rail method (src/synth/box_rails.hpp) where link speeds show boxes; tests of
+  /// the other methods turn it off.
+  bool box_rails = true;
   /// When not 0, chunk counts at which some member would surely receive (or, reducing, send) more
   /// transfers than this are not tried: (members - 1) x chunks per NPU one chunk at a time.
   std::uint64_t max_transfers_per_member = 0;
@@ -135,6 +138,15 @@ struct TreeSummary {
   double share_of_optimal = 0.0;       ///< units x unit bandwidth over the cut bound's rate
   std::uint32_t pieces = 0;            ///< pipeline pieces per unit
   std::size_t trees = 0;               ///< distinct trees (both directions for all-reduce)
+};
+
+/// What the box-and-rail method (src/synth/box_rails.hpp) built, when its schedule won.
+struct BoxRailsSummary {
+  std::uint32_t boxes = 0;      ///< boxes found from link speeds
+  std::uint32_t positions = 0;  ///< members per box, hence rails
+  std::uint32_t units = 0;      ///< tree units per member inside a box
+  std::uint32_t pieces = 0;     ///< pipeline pieces per member
+  std::uint32_t groups = 0;     ///< groups of rail rounds moved inside the boxes on their own
 };
 
 struct SynthResult {
@@ -165,6 +177,8 @@ struct SynthResult {
   bool grouped = false;
   /// Set when the spanning-tree method won over the greedy matching.
   std::optional<TreeSummary> trees;
+  /// Set when the box-and-rail method won.
+  std::optional<BoxRailsSummary> box_rails;
   std::uint32_t candidates = 0;  ///< schedules synthesized and compared
   /// Bytes and busy time per link of the input topology, from the replay.
   std::vector<LinkLoad> link_loads;
