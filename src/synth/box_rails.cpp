@@ -26,6 +26,10 @@ constexpr std::uint32_t kRailInFlight = 2;
 constexpr std::uint32_t kPipelinedRounds = 64;
 /// Depths whose piece is mostly alpha are not tried past the first (as in tree_method.cpp).
 constexpr double kMaxPieceAlphaShare = 0.55;
+/// Nothing is tried where a whole block's rail transfer is more alpha than this: each member sends
+/// one per other box, one after another (ring-fc-switch-2x4x128 all-reduce: at 16 MiB, 0.75 of
+/// it, 215.0 us against the matching's 227.9; at 1 MiB, 0.98, the matching wins).
+constexpr double kMaxRailAlphaShare = 0.8;
 
 struct UnionFind {
   std::vector<NodeId> parent;
@@ -450,6 +454,17 @@ std::optional<BoxRailsResult> synthesize_box_rails(const Topology& topology, Col
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const std::size_t box_count = boxes.boxes.size();
+  const double n = static_cast<double>(members.size());
+  double rail_alpha = 0.0;
+  double rail_GBps = std::numeric_limits<double>::infinity();
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    const Link& link = topology.link(id);
+    if (link.bandwidth_GBps >= boxes.box_link_GBps) continue;
+    rail_alpha = std::max(rail_alpha, 2.0 * link.latency_us);
+    rail_GBps = std::min(rail_GBps, link.bandwidth_GBps);
+  }
+  const double block_us = static_cast<double>(size_bytes) / n / (rail_GBps * 1e3);
+  if (rail_alpha > kMaxRailAlphaShare * (rail_alpha + block_us)) return std::nullopt;
   std::vector<NodeId> local(boxes.positions());
   std::iota(local.begin(), local.end(), NodeId{0});
   // Trees inside every box, for each choice of units (the same in every box): the packing's own
@@ -523,14 +538,7 @@ std::optional<BoxRailsResult> synthesize_box_rails(const Topology& topology, Col
     std::uint32_t groups;
   };
   const double phases = gathers && reduces ? 2.0 : 1.0;
-  const double n = static_cast<double>(members.size());
   const double rounds = static_cast<double>(box_count);
-  double slowest_alpha = 0.0;
-  double slowest_GBps = std::numeric_limits<double>::infinity();
-  for (LinkId id = 0; id < topology.link_count(); ++id) {
-    slowest_alpha = std::max(slowest_alpha, topology.link(id).latency_us);
-    slowest_GBps = std::min(slowest_GBps, topology.link(id).bandwidth_GBps);
-  }
   std::vector<Candidate> candidates;
   for (std::size_t choice = 0; choice < choices.size(); ++choice) {
     const Packings& packed = choices[choice];
@@ -542,8 +550,7 @@ std::optional<BoxRailsResult> synthesize_box_rails(const Topology& topology, Col
     for (std::uint32_t pieces : kPieceCounts) {
       if (pieces > 1 && box_count * pieces > kPipelinedRounds) break;
       const double rail_bytes = static_cast<double>(size_bytes) / n / pieces;  // every unit's piece
-      const double alpha = 2.0 * slowest_alpha;
-      if (pieces > 1 && alpha > kMaxPieceAlphaShare * (alpha + rail_bytes / (slowest_GBps * 1e3))) break;
+      if (pieces > 1 && rail_alpha > kMaxPieceAlphaShare * (rail_alpha + rail_bytes / (rail_GBps * 1e3))) break;
       std::uint32_t groups = static_cast<std::uint32_t>(box_count);
       while (groups > 1 && transfers(pieces, groups) > max_transfers) groups = (groups + 1) / 2;
       if (transfers(pieces, groups) > max_transfers) break;

@@ -1012,16 +1012,15 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // The methods below choose their own chunk counts and their own routes through switches, so
   // only when the user left both to tenet, and only where blocks are large enough that the
   // pipelines' alphas do not matter and the matching is not at the bound already.
-  const bool left_to_tenet =
-      options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto && options.auto_chunks &&
-      options.switches == SwitchPlanning::kAuto &&
-      !alpha_matters(topology, static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()),
-                     kTreeAlphaShare);
+  const bool left_to_tenet = options.policy == SynthPolicy::kTenet && options.transfers == TransferPlanning::kAuto &&
+                             options.auto_chunks && options.switches == SwitchPlanning::kAuto;
   const double bound_us =
       left_to_tenet ? lower_bound(topology, collective, compute_diameter(topology, members)).total_us : 0.0;
   const bool own_methods = left_to_tenet && best_time > kTreeGap * bound_us;
+  const bool large_blocks = !alpha_matters(
+      topology, static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()), kTreeAlphaShare);
   // The third method first: boxes joined by rails (box_rails.hpp), on any number of members, where
-  // link speeds show boxes. Where it comes near the bound on more than kTreesAlwaysMembers
+  // link speeds show boxes, at sizes where its rail transfers are not mostly alpha (it decides). Where it comes near the bound on more than kTreesAlwaysMembers
   // members the trees, which take seconds to a minute to pack there, are not tried; on fewer they
   // still are, and win some by a few tenths of a percent (h100-4x8-rail all-reduce of 1 GiB:
   // 4179.7 us against 4196.7).
@@ -1035,7 +1034,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   const bool boxes_near_bound =
       boxed && members.size() > kTreesAlwaysMembers && boxed->replay.time_us <= kTreeGap * bound_us;
-  if (own_methods && !boxes_near_bound && members.size() <= kTreeMembers &&
+  if (own_methods && large_blocks && !boxes_near_bound && members.size() <= kTreeMembers &&
       (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress))) {
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          options.file.estimate, all_reduce && uneven_ingress, options.file.written);
