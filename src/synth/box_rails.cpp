@@ -181,8 +181,11 @@ Schedule box_rails_schedule(const Topology& topology, CollectiveKind kind, std::
   const auto box_count = static_cast<std::uint32_t>(boxes.boxes.size());
   const std::uint32_t positions = boxes.positions();
   // Rail round s (0: the member's own block) belongs to this group of the box phase.
-  const std::vector<std::uint32_t> group_table = round_groups(box_count, groups);
-  auto group_of = [&](std::uint32_t round) { return group_table[round]; };
+  const std::vector<std::uint32_t> group_of = round_groups(box_count, groups);
+  groups = group_of.back() + 1;
+  // Groups are consecutive rounds: group g holds rounds [group_start[g], group_start[g + 1]).
+  std::vector<std::uint32_t> group_start(groups + 1, box_count);
+  for (std::uint32_t round = box_count; round-- > 0;) group_start[group_of[round]] = round;
   std::vector<std::uint32_t> index_of(topology.node_count(), 0);
   for (std::uint32_t i = 0; i < members.size(); ++i) index_of[members[i]] = i;
   auto chunk_of = [&](NodeId member, std::uint32_t unit, std::uint32_t piece) {
@@ -330,10 +333,26 @@ Schedule box_rails_schedule(const Topology& topology, CollectiveKind kind, std::
   auto group_chunks = [&](std::uint32_t root, std::uint32_t at, std::uint32_t unit, std::uint32_t group,
                           std::uint32_t piece, bool reducing) {
     chunks.clear();
-    for (std::uint32_t round = 0; round < box_count; ++round) {
-      if (group_of(round) != group) continue;
+    for (std::uint32_t round = group_start[group]; round < group_start[group + 1]; ++round) {
       const std::uint32_t owner = reducing ? (at + round) % box_count : (at + box_count - round) % box_count;
       chunks.push_back(chunk_of(boxes.boxes[owner].members[root], unit, piece));
+    }
+  };
+
+  // For every box, tree and unit of `trees`: sets `chunks` to the group's and calls
+  // visit(box, tree, the chains of its edges for that unit).
+  auto each_tree_unit = [&](BoxTrees& trees, std::uint32_t group, std::uint32_t piece, bool reducing,
+                            const auto& visit) {
+    for (std::uint32_t b = 0; b < box_count; ++b) {
+      const TreePacking& packing = (*trees.packings)[b];
+      for (std::size_t t = 0; t < packing.trees.size(); ++t) {
+        const PackedTree& tree = packing.trees[t];
+        for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
+          group_chunks(tree.root, b, trees.first_unit[b][t] + unit, group, piece, reducing);
+          visit(b, tree,
+                trees.last[b].data() + trees.chains[b][t] + static_cast<std::size_t>(unit) * tree.edges.size());
+        }
+      }
     }
   };
 
@@ -344,26 +363,19 @@ Schedule box_rails_schedule(const Topology& topology, CollectiveKind kind, std::
       // Inside each box, each group of a rail's blocks is reduced to that rail's member, leaves
       // first, in the order the rail sends them on.
       for (std::uint32_t group = 0; group < groups; ++group) {
-        for (std::uint32_t b = 0; b < box_count; ++b) {
-          const TreePacking& packing = (*reduce)[b];
-          const std::vector<NodeId>& in_box = boxes.boxes[b].members;
-          for (std::size_t t = 0; t < packing.trees.size(); ++t) {
-            const PackedTree& tree = packing.trees[t];
-            const NodeId root = in_box[tree.root];
-            for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
-              group_chunks(tree.root, b, reduce_trees.first_unit[b][t] + unit, group, piece, true);
-              const std::size_t chain_base =
-                  reduce_trees.chains[b][t] + static_cast<std::size_t>(unit) * tree.edges.size();
+        each_tree_unit(
+            reduce_trees, group, piece, true, [&](std::uint32_t b, const PackedTree& tree, TransferId* chains) {
+              const std::vector<NodeId>& in_box = boxes.boxes[b].members;
+              const NodeId root = in_box[tree.root];
               for (std::size_t e = tree.edges.size(); e-- > 0;) {
                 const TreeEdge& edge = tree.edges[e];
                 const NodeId child = in_box[edge.child];
                 const NodeId parent = in_box[edge.parent];
-                TransferId& chain = reduce_trees.last[b][chain_base + e];
                 deps = into[child];
-                if (chain != kNone) deps.push_back(chain);
+                if (chains[e] != kNone) deps.push_back(chains[e]);
                 std::sort(deps.begin(), deps.end());
-                chain = add(child, parent, TransferKind::kReduce, chunks, deps, reduce_routes[b][edge.route]);
-                into[parent].push_back(chain);
+                chains[e] = add(child, parent, TransferKind::kReduce, chunks, deps, reduce_routes[b][edge.route]);
+                into[parent].push_back(chains[e]);
                 into[child].clear();
               }
               std::vector<TransferId>& done = box_reduced_into[index_of[root] * groups + group];
@@ -371,17 +383,13 @@ Schedule box_rails_schedule(const Topology& topology, CollectiveKind kind, std::
               reduced_into[index_of[root]].insert(reduced_into[index_of[root]].end(), into[root].begin(),
                                                   into[root].end());
               into[root].clear();
-            }
-          }
-        }
+            });
       }
       // Across each rail, to the block's owner: round s goes to rail index + s.
       for (std::uint32_t p = 0; p < positions; ++p) {
         for (std::uint32_t round = 1; round < box_count; ++round) {
-          const std::uint32_t group = group_of(round);
-          std::uint32_t group_start = round;
-          while (group_start > 1 && group_of(group_start - 1) == group) --group_start;
-          const std::uint32_t stretch = round - group_start;
+          const std::uint32_t group = group_of[round];
+          const std::uint32_t stretch = round - std::max<std::uint32_t>(group_start[group], 1);
           for (std::uint32_t i = 0; i < box_count; ++i) {
             const NodeId from = boxes.boxes[i].members[p];
             const NodeId to = boxes.boxes[(i + round) % box_count].members[p];
@@ -406,41 +414,32 @@ Schedule box_rails_schedule(const Topology& topology, CollectiveKind kind, std::
       }
       // Inside each box, each member broadcasts its rail's blocks, a group of rounds at a time.
       for (std::uint32_t group = 0; group < groups; ++group) {
-        for (std::uint32_t b = 0; b < box_count; ++b) {
-          const TreePacking& packing = (*gather)[b];
-          const std::vector<NodeId>& in_box = boxes.boxes[b].members;
-          for (std::size_t t = 0; t < packing.trees.size(); ++t) {
-            const PackedTree& tree = packing.trees[t];
-            const NodeId root = in_box[tree.root];
-            for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
-              group_chunks(tree.root, b, gather_trees.first_unit[b][t] + unit, group, piece, false);
-              const std::size_t chain_base =
-                  gather_trees.chains[b][t] + static_cast<std::size_t>(unit) * tree.edges.size();
+        each_tree_unit(
+            gather_trees, group, piece, false, [&](std::uint32_t b, const PackedTree& tree, TransferId* chains) {
+              const std::vector<NodeId>& in_box = boxes.boxes[b].members;
+              const NodeId root = in_box[tree.root];
               for (std::size_t e = 0; e < tree.edges.size(); ++e) {
                 const TreeEdge& edge = tree.edges[e];
                 const NodeId child = in_box[edge.child];
                 const NodeId parent = in_box[edge.parent];
-                TransferId& chain = gather_trees.last[b][chain_base + e];
                 deps.clear();
                 if (parent != root) {
                   deps.push_back(delivered[parent]);
                 } else {
-                  for (std::uint32_t round = 1; round < box_count; ++round) {
-                    if (group_of(round) == group) deps.push_back(copied_into[index_of[root] * box_count + round]);
-                  }
+                  for (std::uint32_t round = std::max<std::uint32_t>(group_start[group], 1);
+                       round < group_start[group + 1]; ++round)
+                    deps.push_back(copied_into[index_of[root] * box_count + round]);
                   if (group == 0) {
                     const std::vector<TransferId>& own = reduced_into[index_of[root]];
                     deps.insert(deps.end(), own.begin(), own.end());
                   }
                 }
-                if (chain != kNone) deps.push_back(chain);
+                if (chains[e] != kNone) deps.push_back(chains[e]);
                 std::sort(deps.begin(), deps.end());
-                chain = add(parent, child, TransferKind::kCopy, chunks, deps, gather_routes[b][edge.route]);
-                delivered[child] = chain;
+                chains[e] = add(parent, child, TransferKind::kCopy, chunks, deps, gather_routes[b][edge.route]);
+                delivered[child] = chains[e];
               }
-            }
-          }
-        }
+            });
       }
     }
   }
