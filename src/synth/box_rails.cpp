@@ -120,6 +120,13 @@ std::optional<BoxRails> find_box_rails(const Topology& topology, const std::vect
 
   BoxRails result;
   result.box_link_GBps = boundary;
+  result.rail_GBps = std::numeric_limits<double>::infinity();
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    const Link& link = topology.link(id);
+    if (link.bandwidth_GBps >= boundary) continue;
+    result.rail_alpha_us = std::max(result.rail_alpha_us, 2.0 * link.latency_us);
+    result.rail_GBps = std::min(result.rail_GBps, link.bandwidth_GBps);
+  }
   // Position: the fabric node a member reaches first over slower links (its rail switch, its
   // NIC's switch), then its id, so that a rail's members share what they can of the fabric.
   std::vector<NodeId> fabric(topology.node_count(), kNoNode);
@@ -219,15 +226,9 @@ Schedule box_rails_schedule(const Topology& topology, CollectiveKind kind, std::
 
   // Planned times: each transfer as soon as its dependencies end, alone on its route. The replay
   // retimes the schedule; these only order the plan. Rail transfers name no route (the
-  // network's own) and are planned at the slowest fabric link's speed, a hop up and one down.
-  double rail_alpha = 0.0;
-  double rail_GBps = std::numeric_limits<double>::infinity();
-  for (LinkId id = 0; id < topology.link_count(); ++id) {
-    const Link& link = topology.link(id);
-    if (link.bandwidth_GBps >= boxes.box_link_GBps) continue;
-    rail_alpha = std::max(rail_alpha, 2.0 * link.latency_us);
-    rail_GBps = std::min(rail_GBps, link.bandwidth_GBps);
-  }
+  // network's own).
+  const double rail_alpha = boxes.rail_alpha_us;
+  const double rail_GBps = boxes.rail_GBps;
   std::vector<double> ends;
   auto add = [&](NodeId src, NodeId dst, TransferKind how, const std::vector<ChunkId>& chunks,
                  const std::vector<TransferId>& deps, RouteId route) {
@@ -454,14 +455,8 @@ std::optional<BoxRailsResult> synthesize_box_rails(const Topology& topology, Col
   const bool reduces = kind != CollectiveKind::kAllGather;
   const std::size_t box_count = boxes.boxes.size();
   const double n = static_cast<double>(members.size());
-  double rail_alpha = 0.0;
-  double rail_GBps = std::numeric_limits<double>::infinity();
-  for (LinkId id = 0; id < topology.link_count(); ++id) {
-    const Link& link = topology.link(id);
-    if (link.bandwidth_GBps >= boxes.box_link_GBps) continue;
-    rail_alpha = std::max(rail_alpha, 2.0 * link.latency_us);
-    rail_GBps = std::min(rail_GBps, link.bandwidth_GBps);
-  }
+  const double rail_alpha = boxes.rail_alpha_us;
+  const double rail_GBps = boxes.rail_GBps;
   const double block_us = static_cast<double>(size_bytes) / n / (rail_GBps * 1e3);
   if (rail_alpha > kMaxRailAlphaShare * (rail_alpha + block_us)) return std::nullopt;
   std::vector<NodeId> local(boxes.positions());

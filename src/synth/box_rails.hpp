@@ -47,6 +47,10 @@ struct Box {
 struct BoxRails {
   std::vector<Box> boxes;      ///< same member count each
   double box_link_GBps = 0.0;  ///< the slowest link that counts as inside a box
+  /// A rail transfer's estimate: the slowest fabric link, and two of its longest alphas (a hop
+  /// up to the fabric, one down).
+  double rail_GBps = 0.0;
+  double rail_alpha_us = 0.0;
   std::uint32_t positions() const { return static_cast<std::uint32_t>(boxes.front().members.size()); }
 };
 
