@@ -127,6 +127,7 @@ std::optional<BoxRails> find_box_rails(const Topology& topology, const std::vect
     result.rail_alpha_us = std::max(result.rail_alpha_us, 2.0 * link.latency_us);
     result.rail_GBps = std::min(result.rail_GBps, link.bandwidth_GBps);
   }
+  if (!std::isfinite(result.rail_GBps)) return std::nullopt;  // boxes no fabric joins
   // Position: the fabric node a member reaches first over slower links (its rail switch, its
   // NIC's switch), then its id, so that a rail's members share what they can of the fabric.
   std::vector<NodeId> fabric(topology.node_count(), kNoNode);
