@@ -525,6 +525,24 @@ bool uneven_member_ingress(const Topology& topology, const std::vector<NodeId>& 
   return highest > lowest;
 }
 
+/// Makes `schedule`, built and replayed by a method other than the matching (the trees, the boxes),
+/// the result. The fields that describe how the matching planned (unwinding, routing, rounds, its
+/// rule) are reset: they would describe a schedule that lost.
+void adopt_replayed(SynthResult& result, Schedule schedule, SimResult& replay, std::uint32_t chunks_per_npu,
+                    std::uint32_t max_chunks_per_transfer) {
+  result.schedule = std::move(schedule);
+  result.time_us = result.plan_us = replay.time_us;
+  result.link_loads = std::move(replay.links);
+  result.chunks_per_npu = chunks_per_npu;
+  result.max_chunks_per_transfer = max_chunks_per_transfer;
+  result.unwind_degree = 0;
+  result.switch_native = false;
+  result.routed = false;
+  result.rounds = false;
+  result.grouped = false;
+  result.policy = SynthPolicy::kTenet;
+}
+
 }  // namespace
 
 SynthPolicy parse_synth_policy(const std::string& text, const std::string& option) {
@@ -1103,17 +1121,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (boxed && boxed->score_us < standing_us && options.file.written)
     boxed->score_us = options.file.written(boxed->schedule);
   if (boxed && boxed->score_us < standing_us) {
-    result.schedule = std::move(boxed->schedule);
-    result.time_us = result.plan_us = boxed->replay.time_us;
-    result.link_loads = std::move(boxed->replay.links);
-    result.chunks_per_npu = boxed->units * boxed->pieces;
-    result.unwind_degree = 0;
-    result.switch_native = false;
-    result.routed = false;
-    result.rounds = false;
-    result.grouped = false;
-    result.max_chunks_per_transfer = 0;
-    result.policy = SynthPolicy::kTenet;
+    adopt_replayed(result, std::move(boxed->schedule), boxed->replay, boxed->units * boxed->pieces, 0);
     result.candidates += (trees ? trees->tried : 0) + boxed->tried;
     result.box_rails = BoxRailsSummary{static_cast<std::uint32_t>(boxes->boxes.size()), boxes->positions(),
                                        boxed->units, boxed->pieces, boxed->groups};
@@ -1121,17 +1129,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   if (boxed) result.candidates += boxed->tried;
   if (trees_win) {
-    result.schedule = std::move(trees->schedule);
-    result.time_us = result.plan_us = trees->replay.time_us;
-    result.link_loads = std::move(trees->replay.links);
-    result.chunks_per_npu = trees->units.per_member * trees->pieces;
-    result.unwind_degree = 0;
-    result.switch_native = false;
-    result.routed = false;
-    result.rounds = false;
-    result.grouped = false;
-    result.max_chunks_per_transfer = 1;
-    result.policy = SynthPolicy::kTenet;
+    adopt_replayed(result, std::move(trees->schedule), trees->replay, trees->units.per_member * trees->pieces, 1);
     result.candidates += trees->tried;
     result.trees =
         TreeSummary{trees->units.per_member, trees->units.unit_GBps, trees->units.share, trees->pieces, trees->trees};
