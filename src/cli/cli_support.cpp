@@ -336,6 +336,7 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology,
   };
   MscclWriteOptions ranking = write_options;
   ranking.search_channels_when_serialized = false;
+  ranking.verify = false;
   options.file.written = [on, ranking](const Schedule& schedule) {
     try {
       return write_msccl_xml(schedule, *on, ranking).time_us;

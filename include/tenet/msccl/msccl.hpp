@@ -68,6 +68,10 @@ struct MscclWriteOptions {
   /// the fewest channels at the first lane count that fits. Several times the layouts to time; the
   /// synthesizer turns it off to rank its candidates' files, not to write the one it chose.
   bool search_channels_when_serialized = true;
+  /// false: only time the layouts and return the fastest one's time and shape, without its text
+  /// and without running the interpreter on it (which costs more than the timing). For ranking
+  /// schedules by their files; the file finally written is checked.
+  bool verify = true;
   /// The algo's name; empty: "tenet_<algorithm>_<collective>_<topology>" (63 characters at most).
   std::string name;
   /// The comment lines at the top (tenet version, topology, collective, size, seed, rank mapping).
