@@ -198,6 +198,7 @@ void FlowNetwork::collect_component(LinkId seed, double level) {
   component_links_.push_back(seed);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     const LinkId at = component_links_[i];
+    refill_work_ += members_[at].size();
     double kept = 0.0;
     std::uint32_t rising = 0;
     fill_state_[at].first_rising = static_cast<std::uint32_t>(rising_groups_.size());

@@ -49,6 +49,9 @@ class FlowNetwork {
   bool idle() const { return heap_.empty(); }
   const End& next_end() const { return heap_.front(); }
 
+  /// Routes met on links by the refills so far (SimOptions::max_refill_work): what a settle costs.
+  std::uint64_t refill_work() const { return refill_work_; }
+
   /// Bytes carried and busy time per link so far (busy intervals still open are not included).
   const std::vector<LinkLoad>& loads() const { return loads_; }
 
@@ -143,6 +146,7 @@ class FlowNetwork {
   std::vector<RouteFlowsId> joined_groups_;  ///< slots whose joined_ is set
   double ended_level_;                       ///< lowest rate of a flow that ended beside others since then
   std::uint32_t epoch_ = 0;
+  std::uint64_t refill_work_ = 0;
 
   // Scratch, reused by every settle().
   struct Share {

@@ -359,6 +359,7 @@ namespace {
 
 struct EventOutcome {
   double time_us = 0.0;  ///< when the last transfer ended
+  bool stopped = false;  ///< SimOptions::max_refill_work was reached: time_us is the time reached
   std::vector<double> starts;
   std::vector<double> ends;
 };
@@ -430,6 +431,11 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
     if (batching && std::min(event_time, flow_time) > batch_until) {
       flows.settle(now);
       batching = false;
+      if (options.max_refill_work != 0 && flows.refill_work() > options.max_refill_work) {
+        outcome.stopped = true;
+        outcome.time_us = now;
+        return outcome;
+      }
       continue;
     }
     if (events.empty() && flows.idle()) break;
@@ -487,7 +493,8 @@ SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, 
   }
   result.transfers = schedule.size();
   result.symmetry_order = topology.npu_count();
-  if (record_times) {
+  result.simulated = !outcome.stopped;
+  if (record_times && result.simulated) {
     result.start_us.resize(schedule.size());
     result.end_us.resize(schedule.size());
     for (TransferId id = 0; id < schedule.size(); ++id) {
@@ -565,8 +572,11 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   result.links = flows.loads();
   for (const LinkLoad& load : result.links) result.max_link_bytes = std::max(result.max_link_bytes, load.bytes);
   result.transfers = schedule.size();
-  result.start_us = std::move(outcome.starts);
-  result.end_us = std::move(outcome.ends);
+  result.simulated = !outcome.stopped;
+  if (result.simulated) {
+    result.start_us = std::move(outcome.starts);
+    result.end_us = std::move(outcome.ends);
+  }
   return result;
 }
 

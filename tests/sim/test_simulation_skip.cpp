@@ -5,6 +5,7 @@
 
 #include "../support/catch.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -116,4 +117,36 @@ TEST_CASE("evaluate_baseline reports a skipped baseline as not timed, with its f
   CHECK(object["simulated"] == false);
   CHECK_FALSE(object.contains("time_over_lower_bound"));
   CHECK(object["not_simulated"].get<std::string>().find("not simulated") != std::string::npos);
+}
+
+TEST_CASE("a simulation stopped by its refill work reports the time it reached, a lower bound") {
+  // Routed flows that share links: every start and end refills rates, and the work adds up.
+  const std::pair<Topology, const char*> networks[] = {{shipped("mesh-6x6"), "mesh-6x6"},
+                                                       {shipped("fat-tree-8x4"), "fat-tree"}};
+  for (const auto& [topology, name] : networks) {
+    const BaselineResult direct =
+        generate_baseline("direct", topology, make_collective(CollectiveKind::kAllReduce, 1 << 20));
+    REQUIRE(direct.applicable);
+    INFO(name);
+    SimOptions timed;
+    timed.record_times = true;
+    const SimResult whole = simulate(topology, direct.schedule, timed);
+    REQUIRE(whole.simulated);
+    // A limit it never reaches changes nothing.
+    SimOptions roomy = timed;
+    roomy.max_refill_work = std::uint64_t{1} << 62;
+    const SimResult unlimited = simulate(topology, direct.schedule, roomy);
+    CHECK(unlimited.simulated);
+    CHECK(unlimited.time_us == whole.time_us);
+    CHECK(unlimited.end_us == whole.end_us);
+    // A small one stops it part way: no times, and a time reached that the whole run passes.
+    SimOptions tight = timed;
+    tight.max_refill_work = 1000;
+    const SimResult stopped = simulate(topology, direct.schedule, tight);
+    CHECK_FALSE(stopped.simulated);
+    CHECK(stopped.start_us.empty());
+    CHECK(stopped.end_us.empty());
+    CHECK(stopped.time_us > 0.0);
+    CHECK(stopped.time_us < whole.time_us);
+  }
 }
