@@ -167,6 +167,16 @@ constexpr double kTreeAlphaShare = 0.3;
 /// can at best close that gap, and replaying them on a shared fabric costs seconds (fat-tree-8x4
 /// all-reduce of 64 MiB: 2724 us matched, 4.7% over its bound; trees 1% faster in 20 s).
 constexpr double kTreeGap = 1.05;
+/// The trees' replays may take refill work (SimOptions::max_refill_work) in proportion to what they
+/// could gain: this much per unit of the matching's distance from the bound, (time / bound - 1),
+/// so at least 0.2 billion (about 3 s on the 2-core development machine), where the trees run at
+/// all. Where hundreds of flows share a few spines every refill is long: on a 64-NPU fat tree
+/// with four spines, the matching 5.6% from the bound, the trees' replays of a reduce-scatter of
+/// 64 MiB took 0.28 to 1.46 billion each, 112 s in all, and lost (1469.9 against 1396.2 us); on
+/// a 64-NPU tree of switches (4x4x4), the matching 35% from the bound, the trees won an
+/// all-reduce of 16 MiB by 17% with a replay of 0.65 billion. On the shipped networks no winning
+/// replay needed more than 0.15 billion (tree-4x8 all-reduce of 16 MiB).
+constexpr double kTreeReplayWorkPerGap = 4e9;
 /// Transfers the box-and-rail method's schedules may have (box_rails.hpp): every rail round its
 /// own group on ring-fc-switch-2x4x128 (2.1 million for an all-reduce), fewer groups past it.
 constexpr double kBoxRailsTransfers = 3e6;
@@ -1045,16 +1055,22 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         close.push_back(i);
     }
     if (options.file.written && std::isfinite(best_estimate) && close.size() > 1) {
-      // In order of estimate; files seldom run faster than their estimates, so one estimated no
-      // faster than a file already timed is left at its estimate.
+      // In order of estimate. Files seldom run faster than their estimates, so one estimated less
+      // than kNearPlan faster than a file already timed is not timed, and counts as no faster
+      // than that file (its estimate alone would beat the file it could not beat).
       std::stable_sort(close.begin(), close.end(),
                        [&](std::size_t a, std::size_t b) { return file_us[a] < file_us[b]; });
       double fastest_file_us = std::numeric_limits<double>::infinity();
+      std::vector<std::size_t> untimed;
       for (std::size_t i : close) {
-        if (file_us[i] >= fastest_file_us) continue;
+        if (file_us[i] * kNearPlan >= fastest_file_us) {
+          untimed.push_back(i);
+          continue;
+        }
         file_us[i] = options.file.written(finalists[i].schedule);
         fastest_file_us = std::min(fastest_file_us, file_us[i]);
       }
+      for (std::size_t i : untimed) file_us[i] = std::max(file_us[i], fastest_file_us);
     }
     std::size_t pick = finalists.size() - 1;
     for (std::size_t i = pick; i-- > 0;) {
@@ -1102,8 +1118,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       boxed && members.size() > kTreesAlwaysMembers && boxed->replay.time_us <= kTreeGap * bound_us;
   if (own_methods && large_blocks && !boxes_near_bound && members.size() <= kTreeMembers &&
       (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress))) {
+    const auto replay_work =
+        static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
-                                         options.file.estimate, all_reduce && uneven_ingress, options.file.written);
+                                         options.file.estimate, all_reduce && uneven_ingress, options.file.written,
+                                         replay_work);
   }
   // A file the runtime pipelines in slices, where it runs faster than the search's winner's (that
   // one's estimate where clearly slower, else its file: two-level-switch-8x4 reduce-scatter of

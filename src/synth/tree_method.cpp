@@ -38,14 +38,6 @@ constexpr std::size_t kFewestPieceCounts = 2;
 /// 23 s synthesis).
 constexpr double kMaxPieceAlphaShare = 0.55;
 
-/// A replay that needs more refill work than this (SimOptions::max_refill_work; about 3 s on the
-/// 2-core development machine) stops, and its trial drops out. Where hundreds of flows share a
-/// few spines every refill is long: a 64-NPU fat tree with four spines (reduce-scatter of 64 MiB)
-/// replayed its trees for 112 s, 0.28 to 1.46 billion each, and lost to the matching (1469.9
-/// against 1396.2 us). The largest replay that won on the shipped switched networks needed 0.15
-/// billion (tree-4x8 all-reduce of 16 MiB, 127,000 transfers).
-constexpr std::uint64_t kReplayRefillWork = 200'000'000;
-
 /// Trials planned more than this over the fastest plan of fewer pieces are not replayed (below).
 constexpr double kPlannedPastFastest = 1.05;
 
@@ -170,12 +162,10 @@ std::vector<Packed> reductions_beside(const Topology& topology, const std::vecto
 
 }  // namespace
 
-std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, CollectiveKind kind,
-                                                      std::uint64_t size_bytes, const std::vector<NodeId>& members,
-                                                      double max_transfers,
-                                                      const std::function<double(const Schedule&)>& file_time,
-                                                      bool reductions_alongside,
-                                                      const std::function<double(const Schedule&)>& written_file_time) {
+std::optional<TreeMethodResult> synthesize_with_trees(
+    const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
+    double max_transfers, const std::function<double(const Schedule&)>& file_time, bool reductions_alongside,
+    const std::function<double(const Schedule&)>& written_file_time, std::uint64_t max_replay_work) {
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const Topology transposed = transpose(topology);
@@ -266,7 +256,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(const Topology& topology, 
     SimOptions options = replay_options;
     options.skip_slower_than_us = skip_slower_than_us;
     options.long_from_route_hops = 0.0;
-    options.max_refill_work = kReplayRefillWork;
+    options.max_refill_work = max_replay_work;
     result.replay = simulate(topology, result.schedule, options);
     result.score_us = result.replay.time_us;
     // Skipped as slower, or too costly to replay: not a contender.

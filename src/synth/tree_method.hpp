@@ -37,10 +37,12 @@ struct TreeMethodResult {
 /// tree_method.cpp), or no schedule has a finite file time. `reductions_alongside` (all-reduce):
 /// also try reduction trees packed on what the broadcast trees leave (tree_method.cpp).
 /// `written_file_time` (with `file_time`): the time of the file as written; the best few by
-/// file_time are written and timed, and the fastest file wins.
+/// file_time are written and timed, and the fastest file wins. `max_replay_work` (0: none): a
+/// trial whose replay needs more refill work than this (SimOptions::max_refill_work) drops out.
 std::optional<TreeMethodResult> synthesize_with_trees(
     const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
     double max_transfers, const std::function<double(const Schedule&)>& file_time = {},
-    bool reductions_alongside = false, const std::function<double(const Schedule&)>& written_file_time = {});
+    bool reductions_alongside = false, const std::function<double(const Schedule&)>& written_file_time = {},
+    std::uint64_t max_replay_work = 0);
 
 }  // namespace tenet::synth
