@@ -169,14 +169,15 @@ constexpr double kTreeAlphaShare = 0.3;
 constexpr double kTreeGap = 1.05;
 /// The trees' replays may take refill work (SimOptions::max_refill_work) in proportion to what they
 /// could gain: this much per unit of the matching's distance from the bound, (time / bound - 1),
-/// so at least 0.2 billion (about 3 s on the 2-core development machine), where the trees run at
+/// so at least 0.35 billion (about 5 s on the 2-core development machine) where the trees run at
 /// all. Where hundreds of flows share a few spines every refill is long: on a 64-NPU fat tree
 /// with four spines, the matching 5.6% from the bound, the trees' replays of a reduce-scatter of
-/// 64 MiB took 0.28 to 1.46 billion each, 112 s in all, and lost (1469.9 against 1396.2 us); on
-/// a 64-NPU tree of switches (4x4x4), the matching 35% from the bound, the trees won an
-/// all-reduce of 16 MiB by 17% with a replay of 0.65 billion. On the shipped networks no winning
-/// replay needed more than 0.15 billion (tree-4x8 all-reduce of 16 MiB).
-constexpr double kTreeReplayWorkPerGap = 4e9;
+/// 64 MiB took 0.28 to 1.46 billion each, 112 s in all, and lost (1469.9 against 1396.2 us). On
+/// the same network the trees win the all-reduce of 16 MiB (794.1 against 815.6 us, the matching
+/// 23% from the bound) through a trial whose replay takes 1.58 billion; on a 64-NPU tree of
+/// switches (4x4x4, the matching 35% from the bound) they win an all-reduce of 16 MiB by 17% with
+/// 0.81 billion. On the shipped networks no winning replay needed more than 0.15 billion.
+constexpr double kTreeReplayWorkPerGap = 7e9;
 /// Transfers the box-and-rail method's schedules may have (box_rails.hpp): every rail round its
 /// own group on ring-fc-switch-2x4x128 (2.1 million for an all-reduce), fewer groups past it.
 constexpr double kBoxRailsTransfers = 3e6;
