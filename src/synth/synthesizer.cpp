@@ -874,12 +874,15 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   std::vector<Finalist> pipelined;
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
   const bool keeps_finalists = !switched && static_cast<bool>(options.file.estimate);
-  // A finalist's file time; written where the runtime's pipeline could make it faster.
-  const auto finalist_file_us = [&](const Schedule& schedule) {
+  // A finalist's file time; written where the runtime's pipeline could make it faster (`written`
+  // then says so).
+  const auto finalist_file_us = [&](const Schedule& schedule, bool* written = nullptr) {
     const double file_us = options.file.estimate(schedule);
     if (options.file.pipelined && options.file.written &&
-        options.file.pipelined(schedule, file_us) < kPipelineGain * file_us)
+        options.file.pipelined(schedule, file_us) < kPipelineGain * file_us) {
+      if (written) *written = true;
       return std::min(file_us, options.file.written(schedule));
+    }
     return file_us;
   };
   std::vector<Finalist> finalists;
@@ -1048,7 +1051,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // estimated within kNearPlan of the fastest estimate are laid out and timed: the estimate does
     // not see how a layout's staging and threadblocks serialize.
     std::vector<double> file_us(finalists.size());
-    for (std::size_t i = 0; i < finalists.size(); ++i) file_us[i] = finalist_file_us(finalists[i].schedule);
+    std::vector<char> written(finalists.size(), 0);  // file_us already counts the file as written
+    for (std::size_t i = 0; i < finalists.size(); ++i) {
+      bool was_written = false;
+      file_us[i] = finalist_file_us(finalists[i].schedule, &was_written);
+      written[i] = was_written ? 1 : 0;
+    }
     const double best_estimate = *std::min_element(file_us.begin(), file_us.end());
     std::vector<std::size_t> close;
     for (std::size_t i = 0; i < finalists.size(); ++i) {
@@ -1068,7 +1076,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
           untimed.push_back(i);
           continue;
         }
-        file_us[i] = options.file.written(finalists[i].schedule);
+        if (!written[i]) file_us[i] = options.file.written(finalists[i].schedule);
         fastest_file_us = std::min(fastest_file_us, file_us[i]);
       }
       for (std::size_t i : untimed) file_us[i] = std::max(file_us[i], fastest_file_us);
@@ -1103,10 +1111,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   const bool large_blocks = !alpha_matters(
       topology, static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()), kTreeAlphaShare);
   // The third method first: boxes joined by rails (box_rails.hpp), on any number of members, where
-  // link speeds show boxes, at sizes where its rail transfers are not mostly alpha (it decides). Where it comes near the bound on more than kTreesAlwaysMembers
-  // members the trees, which take seconds to a minute to pack there, are not tried; on fewer they
-  // still are, and win some by a few tenths of a percent (h100-4x8-rail all-reduce of 1 GiB:
-  // 4179.7 us against 4196.7).
+  // link speeds show boxes, at sizes where its rail transfers are not mostly alpha (it decides).
+  // Where it comes near the bound on more than kTreesAlwaysMembers members the trees, which take
+  // seconds to a minute to pack there, are not tried; on fewer they still are, and win some by a
+  // few tenths of a percent (h100-4x8-rail all-reduce of 1 GiB: 4179.7 us against 4196.7).
   std::optional<synth::BoxRails> boxes;
   std::optional<synth::BoxRailsResult> boxed;
   if (own_methods && options.box_rails) boxes = synth::find_box_rails(topology, members);
