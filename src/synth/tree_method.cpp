@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "coupled_trees.hpp"
 #include "schedule_assembly.hpp"
 #include "tenet/common/parallel.hpp"
 #include "tenet/sim/runtime_routes.hpp"
@@ -68,6 +69,12 @@ constexpr std::size_t kPacedAllReduceTransfers = 1 << 16;
 constexpr double kLowestBroadcastShare = 0.3;
 constexpr int kBalanceBisections = 10;
 constexpr double kBelowBalance = 0.92;
+
+/// Units per member of the all-reduce trees used both ways (coupled_trees.hpp). One tree per
+/// member won or came within 3% on every mesh measured (mesh-3x3 to mesh-10x10 and
+/// hypercube3d-4x4x4, 16 MiB and 1 GiB); two more per member gained up to 3% (mesh-6x6 all-reduce
+/// of 16 MiB: 249.6 -> 241.4 us) for half as much synthesis time again.
+constexpr std::uint32_t kCoupledUnits = 1;
 
 /// The trees of one choice of units, for each direction the collective needs.
 struct Packed {
@@ -195,6 +202,8 @@ std::optional<TreeMethodResult> synthesize_with_trees(
       if (packed[i].gather) beside[i] = reductions_beside(topology, members, packed[i], optimal);
     });
     for (std::vector<Packed>& more : beside) std::move(more.begin(), more.end(), std::back_inserter(packed));
+    if (std::optional<CoupledTrees> coupled = pack_coupled_trees(topology, members, kCoupledUnits, optimal))
+      packed.push_back({coupled->gather.units, std::move(coupled->gather), std::move(coupled->reduce), true});
   }
 
   // Every packing that worked, at every chunk count within the transfer budget.

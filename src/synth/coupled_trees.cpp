@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+#include "coupled_trees.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace tenet::synth {
+namespace {
+
+/// Rebuilds of every tree on the others' loads after the first packing: on mesh-8x8 the most
+/// loaded link pair settles within a few (more changed nothing measured).
+constexpr int kRebuildPasses = 4;
+
+/// Two NPUs joined both ways: a tree edge between them uses `down` and `up` alike.
+struct LinkPair {
+  NodeId a = kNoNode;
+  NodeId b = kNoNode;
+  LinkId a_to_b = kNoLink;
+  LinkId b_to_a = kNoLink;
+  double capacity_GBps = 0.0;  ///< the slower direction's
+};
+
+struct Neighbour {
+  NodeId node;
+  std::uint32_t pair;
+};
+
+}  // namespace
+
+std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const std::vector<NodeId>& members,
+                                               std::uint32_t per_member, double optimal_GBps) {
+  const std::uint32_t nodes = topology.node_count();
+  if (topology.switch_count() > 0 || members.size() != nodes || members.size() < 2 || per_member == 0)
+    return std::nullopt;
+  std::vector<LinkPair> pairs;
+  std::vector<std::vector<Neighbour>> neighbours(nodes);
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    const Link& link = topology.link(id);
+    if (link.src >= link.dst) continue;
+    const LinkId back = topology.find_link(link.dst, link.src);
+    if (back == kNoLink) continue;
+    const auto pair = static_cast<std::uint32_t>(pairs.size());
+    pairs.push_back({link.src, link.dst, id, back, std::min(link.bandwidth_GBps, topology.link(back).bandwidth_GBps)});
+    neighbours[link.src].push_back({link.dst, pair});
+    neighbours[link.dst].push_back({link.src, pair});
+  }
+  for (std::vector<Neighbour>& list : neighbours)
+    std::sort(list.begin(), list.end(), [](const Neighbour& x, const Neighbour& y) { return x.node < y.node; });
+
+  // Per root, the nodes by hop distance (breadth first, neighbours by id) and each one's distance.
+  std::vector<std::vector<NodeId>> order(members.size());
+  std::vector<std::vector<std::uint32_t>> distance(members.size());
+  for (std::uint32_t root = 0; root < members.size(); ++root) {
+    std::vector<std::uint32_t>& hops = distance[root];
+    hops.assign(nodes, ~std::uint32_t{0});
+    std::vector<NodeId>& reached = order[root];
+    hops[members[root]] = 0;
+    reached.push_back(members[root]);
+    for (std::size_t i = 0; i < reached.size(); ++i) {
+      for (const Neighbour& next : neighbours[reached[i]]) {
+        if (hops[next.node] != ~std::uint32_t{0}) continue;
+        hops[next.node] = hops[reached[i]] + 1;
+        reached.push_back(next.node);
+      }
+    }
+    if (reached.size() != nodes) return std::nullopt;
+  }
+
+  // Tree t is rooted at member t % members and holds, per node, the pair to its parent.
+  const std::size_t tree_count = static_cast<std::size_t>(per_member) * members.size();
+  std::vector<std::vector<std::uint32_t>> parent_pair(tree_count, std::vector<std::uint32_t>(nodes, 0));
+  std::vector<double> load(pairs.size(), 0.0);
+  auto build = [&](std::size_t tree) {
+    const std::size_t root = tree % members.size();
+    const std::vector<std::uint32_t>& hops = distance[root];
+    std::vector<std::uint32_t>& parents = parent_pair[tree];
+    for (std::size_t i = 1; i < order[root].size(); ++i) {
+      const NodeId node = order[root][i];
+      std::uint32_t best = ~std::uint32_t{0};
+      double best_after = std::numeric_limits<double>::infinity();
+      for (const Neighbour& next : neighbours[node]) {
+        if (hops[next.node] + 1 != hops[node]) continue;
+        const double after = (load[next.pair] + 1.0) / pairs[next.pair].capacity_GBps;
+        if (after < best_after) {
+          best_after = after;
+          best = next.pair;
+        }
+      }
+      parents[node] = best;
+      load[best] += 1.0;
+    }
+  };
+  auto unload = [&](std::size_t tree) {
+    const std::size_t root = tree % members.size();
+    for (std::size_t i = 1; i < order[root].size(); ++i) load[parent_pair[tree][order[root][i]]] -= 1.0;
+  };
+  for (std::size_t tree = 0; tree < tree_count; ++tree) build(tree);
+  for (int pass = 0; pass < kRebuildPasses; ++pass) {
+    for (std::size_t tree = 0; tree < tree_count; ++tree) {
+      unload(tree);
+      build(tree);
+    }
+  }
+
+  double unit_GBps = std::numeric_limits<double>::infinity();
+  for (std::uint32_t pair = 0; pair < pairs.size(); ++pair) {
+    if (load[pair] > 0.0) unit_GBps = std::min(unit_GBps, pairs[pair].capacity_GBps / load[pair]);
+  }
+  const TreeUnits units{per_member, unit_GBps, per_member * unit_GBps / optimal_GBps};
+  CoupledTrees coupled;
+  coupled.gather.units = units;
+  coupled.reduce.units = units;
+  // One route per link used, in each packing: a broadcast edge takes parent -> child, a reduction
+  // child -> parent (tree_schedule reverses the reduce packing's routes, which are one link long).
+  std::vector<std::uint32_t> gather_route(topology.link_count(), ~std::uint32_t{0});
+  std::vector<std::uint32_t> reduce_route(topology.link_count(), ~std::uint32_t{0});
+  auto route_of = [](TreePacking& packing, std::vector<std::uint32_t>& index, LinkId link) {
+    if (index[link] == ~std::uint32_t{0}) {
+      index[link] = static_cast<std::uint32_t>(packing.routes.size());
+      packing.routes.push_back({link});
+    }
+    return index[link];
+  };
+  for (std::size_t tree = 0; tree < tree_count; ++tree) {
+    const auto root = static_cast<std::uint32_t>(tree % members.size());
+    PackedTree down{root, 1, {}, {}};
+    PackedTree up{root, 1, {}, {}};
+    for (std::size_t i = 1; i < order[root].size(); ++i) {
+      const NodeId child = order[root][i];
+      const LinkPair& pair = pairs[parent_pair[tree][child]];
+      const NodeId parent = pair.a == child ? pair.b : pair.a;
+      const LinkId to_child = pair.a == parent ? pair.a_to_b : pair.b_to_a;
+      const LinkId to_parent = pair.a == parent ? pair.b_to_a : pair.a_to_b;
+      down.edges.push_back({parent, child, route_of(coupled.gather, gather_route, to_child)});
+      up.edges.push_back({parent, child, route_of(coupled.reduce, reduce_route, to_parent)});
+      down.depth.push_back(distance[root][child]);
+      up.depth.push_back(distance[root][child]);
+    }
+    coupled.gather.trees.push_back(std::move(down));
+    coupled.reduce.trees.push_back(std::move(up));
+  }
+  return coupled;
+}
+
+}  // namespace tenet::synth
