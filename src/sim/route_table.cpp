@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -41,7 +42,8 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
     bottleneck_[id] = bytes_per_us(topology.link(id).bandwidth_GBps);
   }
   paths_.offsets[link_count] = link_count;
-  planned_base_ = link_count;
+  planned_.resize(schedule.route_count());
+  std::map<std::vector<LinkId>, RouteId> distinct;
   for (tenet::RouteId route = 0; route < schedule.route_count(); ++route) {
     const std::span<const LinkId> path = schedule.route_links(route);
     for (std::size_t i = 0; i < path.size(); ++i) {
@@ -52,7 +54,13 @@ RouteTable::RouteTable(const Topology& topology, const Schedule& schedule, Routi
                          "a planned route is not a chain of this topology's links through switches");
       }
     }
-    append(path, topology);
+    if (path.size() == 1) {
+      planned_[route] = path.front();
+      continue;
+    }
+    auto [known, added] = distinct.try_emplace(std::vector<LinkId>(path.begin(), path.end()), 0);
+    if (added) known->second = append(path, topology);
+    planned_[route] = known->second;
   }
 
   // Validate, and gather the distinct routed pairs into the hash table (value unset for now).

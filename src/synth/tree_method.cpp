@@ -72,8 +72,8 @@ constexpr double kBelowBalance = 0.92;
 
 /// Units per member of the all-reduce trees used both ways (coupled_trees.hpp). One tree per
 /// member won or came within 3% on every mesh measured (mesh-3x3 to mesh-10x10 and
-/// hypercube3d-4x4x4, 16 MiB and 1 GiB); two more per member gained up to 3% (mesh-6x6 all-reduce
-/// of 16 MiB: 249.6 -> 241.4 us) for half as much synthesis time again.
+/// hypercube3d-4x4x4, 16 MiB and 1 GiB); two per member gained up to 3% (mesh-6x6 all-reduce of
+/// 16 MiB: 249.6 -> 241.4 us) for half as much synthesis time again.
 constexpr std::uint32_t kCoupledUnits = 1;
 
 /// The trees of one choice of units, for each direction the collective needs.
@@ -81,9 +81,10 @@ struct Packed {
   TreeUnits units;
   std::optional<TreePacking> gather;
   std::optional<TreePacking> reduce;
-  /// Reductions packed beside the broadcasts (reductions_beside). Their trials get the budget of
-  /// the fewest pieces at every count: their pipelines gain from depth (mesh-8x8 all-reduce of
-  /// 1 GiB: 18.60 ms at 32 pieces, 16.09 at 128; synthesis 0.9 -> 2.5 s).
+  /// Reductions packed beside the broadcasts (reductions_beside), or trees used both ways
+  /// (coupled_trees.hpp). Their trials get the budget of the fewest pieces at every count: their
+  /// pipelines gain from depth (mesh-8x8 all-reduce of 1 GiB: 18.60 ms at 32 pieces, 16.09 at
+  /// 128; synthesis 0.9 -> 2.5 s).
   bool beside = false;
 };
 

@@ -18,6 +18,7 @@
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/units.hpp"
+#include "tenet/io/schedule_json.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/generators.hpp"
@@ -620,4 +621,20 @@ TEST_CASE("transfers sharing one dependency list start when their list is done",
     CHECK(result.start_us[3] == result.end_us[2]);
     CHECK(result.start_us[5] == result.end_us[4]);
   }
+}
+
+TEST_CASE("a schedule simulates the same before and after a round trip through its file", "[simulator]") {
+  // Tree schedules list a link's route once per direction packed; the file's reader merges equal
+  // routes. Flows on the same links must move as one either way: with a route per listing this
+  // all-reduce replayed 1416.26 us in memory and 1419.06 us from its file.
+  const Topology topology = shipped("mesh-4x4-failed-7-9");
+  SynthOptions options;
+  options.auto_chunks = true;
+  const SynthResult result =
+      synthesize(topology, make_collective(CollectiveKind::kAllReduce, std::uint64_t{64} << 20), options);
+  REQUIRE(result.trees);
+  const Schedule reread = parse_schedule(schedule_to_text(result.schedule, topology), "s.json", topology);
+  CHECK(reread.route_count() < result.schedule.route_count());
+  CHECK(simulate(topology, result.schedule).time_us == exactly(result.time_us));
+  CHECK(simulate(topology, reread).time_us == exactly(result.time_us));
 }
