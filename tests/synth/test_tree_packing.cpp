@@ -340,7 +340,7 @@ TEST_CASE("all-reduce trees with the reductions beside the broadcasts beat reduc
   // broadcasts fill the corners' links in and the reductions their links out, and the inner
   // links carry both. Where trees used both ways do not apply (here NPU 15 only forwards), the
   // reductions are packed on what the broadcasts leave: 64 MiB among 15 NPUs of mesh-4x4,
-  // 1258.4 us packed for each direction on the whole network, 1032.5 us beside.
+  // 1258.8 us packed for each direction on the whole network, 1032.5 us beside.
   const Topology topology = generated({{"kind", "mesh"}, {"dims", {4, 4}}});
   std::vector<NodeId> members = all_npus(topology);
   members.pop_back();
