@@ -3,9 +3,11 @@
 // The routes a simulation needs, computed once before it starts (internal to the simulator).
 //
 // Route ids 0..link_count-1 are the single links themselves, so a transfer with a planned link
-// needs no lookup at all; the schedule's own planned routes (through switches) follow, each distinct one once. Routed transfers (link == kNoLink) get one route per distinct
-// (src, dst) pair that occurs in the schedule, found in an open-addressing table; nothing is
-// computed for pairs the schedule never uses, so memory is O(links + pairs used + their hops).
+// needs no lookup at all; a planned route of one link is that link's route, and the schedule's
+// longer planned routes (through switches) follow, each distinct one once. Routed transfers
+// (link == kNoLink) get one route per distinct (src, dst) pair that occurs in the schedule, found
+// in an open-addressing table; nothing is computed for pairs the schedule never uses, so memory
+// is O(links + pairs used + their hops).
 
 #include <cstdint>
 #include <span>

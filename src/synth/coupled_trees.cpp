@@ -48,35 +48,38 @@ std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const s
   for (std::vector<Neighbour>& list : neighbours)
     std::sort(list.begin(), list.end(), [](const Neighbour& x, const Neighbour& y) { return x.node < y.node; });
 
-  // Per root, the nodes by hop distance (breadth first, neighbours by id) and each one's distance.
-  std::vector<std::vector<NodeId>> order(members.size());
-  std::vector<std::vector<std::uint32_t>> distance(members.size());
-  for (std::uint32_t root = 0; root < members.size(); ++root) {
-    std::vector<std::uint32_t>& hops = distance[root];
+  // From a root: the nodes by hop distance (breadth first, neighbours by id) and each one's hops,
+  // recomputed for each tree it builds rather than kept for every root (members x nodes).
+  std::vector<NodeId> order;
+  std::vector<std::uint32_t> hops;
+  auto breadth_first = [&](NodeId root) {
+    order.clear();
     hops.assign(nodes, ~std::uint32_t{0});
-    std::vector<NodeId>& reached = order[root];
-    hops[members[root]] = 0;
-    reached.push_back(members[root]);
-    for (std::size_t i = 0; i < reached.size(); ++i) {
-      for (const Neighbour& next : neighbours[reached[i]]) {
+    hops[root] = 0;
+    order.push_back(root);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      for (const Neighbour& next : neighbours[order[i]]) {
         if (hops[next.node] != ~std::uint32_t{0}) continue;
-        hops[next.node] = hops[reached[i]] + 1;
-        reached.push_back(next.node);
+        hops[next.node] = hops[order[i]] + 1;
+        order.push_back(next.node);
       }
     }
-    if (reached.size() != nodes) return std::nullopt;
+    return order.size() == nodes;
+  };
+  for (NodeId root : members) {
+    if (!breadth_first(root)) return std::nullopt;
   }
 
   // Tree t is rooted at member t % members and holds, per node, the pair to its parent.
   const std::size_t tree_count = static_cast<std::size_t>(per_member) * members.size();
   std::vector<std::vector<std::uint32_t>> parent_pair(tree_count, std::vector<std::uint32_t>(nodes, 0));
   std::vector<double> load(pairs.size(), 0.0);
+  auto root_of = [&](std::size_t tree) { return members[tree % members.size()]; };
   auto build = [&](std::size_t tree) {
-    const std::size_t root = tree % members.size();
-    const std::vector<std::uint32_t>& hops = distance[root];
+    breadth_first(root_of(tree));
     std::vector<std::uint32_t>& parents = parent_pair[tree];
-    for (std::size_t i = 1; i < order[root].size(); ++i) {
-      const NodeId node = order[root][i];
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const NodeId node = order[i];
       std::uint32_t best = ~std::uint32_t{0};
       double best_after = std::numeric_limits<double>::infinity();
       for (const Neighbour& next : neighbours[node]) {
@@ -92,8 +95,10 @@ std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const s
     }
   };
   auto unload = [&](std::size_t tree) {
-    const std::size_t root = tree % members.size();
-    for (std::size_t i = 1; i < order[root].size(); ++i) load[parent_pair[tree][order[root][i]]] -= 1.0;
+    const NodeId root = root_of(tree);
+    for (NodeId node = 0; node < nodes; ++node) {
+      if (node != root) load[parent_pair[tree][node]] -= 1.0;
+    }
   };
   for (std::size_t tree = 0; tree < tree_count; ++tree) build(tree);
   for (int pass = 0; pass < kRebuildPasses; ++pass) {
@@ -126,16 +131,17 @@ std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const s
     const auto root = static_cast<std::uint32_t>(tree % members.size());
     PackedTree down{root, 1, {}, {}};
     PackedTree up{root, 1, {}, {}};
-    for (std::size_t i = 1; i < order[root].size(); ++i) {
-      const NodeId child = order[root][i];
+    breadth_first(members[root]);
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const NodeId child = order[i];
       const LinkPair& pair = pairs[parent_pair[tree][child]];
       const NodeId parent = pair.a == child ? pair.b : pair.a;
       const LinkId to_child = pair.a == parent ? pair.a_to_b : pair.b_to_a;
       const LinkId to_parent = pair.a == parent ? pair.b_to_a : pair.a_to_b;
       down.edges.push_back({parent, child, route_of(coupled.gather, gather_route, to_child)});
       up.edges.push_back({parent, child, route_of(coupled.reduce, reduce_route, to_parent)});
-      down.depth.push_back(distance[root][child]);
-      up.depth.push_back(distance[root][child]);
+      down.depth.push_back(hops[child]);
+      up.depth.push_back(hops[child]);
     }
     coupled.gather.trees.push_back(std::move(down));
     coupled.reduce.trees.push_back(std::move(up));
