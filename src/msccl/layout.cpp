@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <span>
 
 #include "tenet/schedule/effective_times.hpp"
 #include "writer.hpp"
@@ -327,20 +328,39 @@ class Layout {
       group_of[pair] = group;
       groups = std::max(groups, group + 1);
     }
-    // Lanes: a transfer joins the first lane whose last transfer has ended before it starts.
+    // Lanes: a transfer joins the first lane whose last transfer has ended before it starts; with
+    // chain_lanes, first the lane of a transfer between the same pair that it waits for, where
+    // that one is the lane's last. A chain of transfers (a tree edge's pieces) then keeps to one
+    // lane, in its own order, and a piece that arrives late holds up only its own chain's
+    // threadblock (hypercube3d-4x4x4 all-reduce of 16 MiB on 32 trees: 242.0 -> 227.7 us).
     std::map<std::pair<int, int>, std::vector<int>> lane_of_pair;
     int lanes = 1;
     for (const auto& [pair, transfers] : by_pair) {
       std::vector<std::uint64_t> last_end;
+      std::vector<TransferId> last_transfer;
       std::vector<int> dealt;
       for (TransferId t : transfers) {
-        std::size_t lane = 0;
-        while (lane < last_end.size() && last_end[lane] > send_event_[t]) ++lane;
+        std::size_t lane = last_end.size();
+        for (TransferId dep : choices_.chain_lanes ? schedule_.deps_of(t) : std::span<const TransferId>{}) {
+          const auto found = std::find(last_transfer.begin(), last_transfer.end(), dep);
+          if (found == last_transfer.end()) continue;
+          const auto at = static_cast<std::size_t>(found - last_transfer.begin());
+          if (last_end[at] <= send_event_[t]) {
+            lane = at;
+            break;
+          }
+        }
+        if (lane == last_end.size()) {
+          lane = 0;
+          while (lane < last_end.size() && last_end[lane] > send_event_[t]) ++lane;
+        }
         if (lane == last_end.size()) {
           last_end.push_back(0);
+          last_transfer.push_back(kNone);
           dealt.push_back(0);
         }
         last_end[lane] = recv_event_[t];
+        last_transfer[lane] = t;
         for (int q = piece_base_[t]; q < piece_base_[t + 1]; ++q) {
           const int slot_in_lane = dealt[lane]++ % static_cast<int>(choices_.channels);
           plan_.pieces[static_cast<std::size_t>(q)].channel =

@@ -54,6 +54,9 @@ struct LayoutChoices {
   /// gather them before the send and spread them after the receive (layout.cpp), instead of a
   /// step per contiguous run, each paying the route's alpha.
   bool stage = false;
+  /// A transfer takes the lane of the transfer between the same pair that it waits for, where
+  /// that one is the lane's last (layout.cpp): a chain of pieces keeps to one threadblock.
+  bool chain_lanes = false;
 };
 
 struct Piece {

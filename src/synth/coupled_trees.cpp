@@ -29,10 +29,15 @@ struct Neighbour {
 }  // namespace
 
 std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const std::vector<NodeId>& members,
-                                               std::uint32_t per_member, double optimal_GBps) {
+                                               std::uint32_t per_member, double optimal_GBps,
+                                               std::uint32_t tree_count) {
   const std::uint32_t nodes = topology.node_count();
   if (topology.switch_count() > 0 || members.size() != nodes || members.size() < 2 || per_member == 0)
     return std::nullopt;
+  const std::uint64_t all_units = static_cast<std::uint64_t>(per_member) * members.size();
+  if (tree_count == 0) tree_count = static_cast<std::uint32_t>(all_units);
+  if (tree_count > all_units || all_units % tree_count != 0) return std::nullopt;
+  const auto units_per_tree = static_cast<std::uint32_t>(all_units / tree_count);
   std::vector<LinkPair> pairs;
   std::vector<std::vector<Neighbour>> neighbours(nodes);
   for (LinkId id = 0; id < topology.link_count(); ++id) {
@@ -70,11 +75,14 @@ std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const s
     if (!breadth_first(root)) return std::nullopt;
   }
 
-  // Tree t is rooted at member t % members and holds, per node, the pair to its parent.
-  const std::size_t tree_count = static_cast<std::size_t>(per_member) * members.size();
+  // Tree t holds, per node, the pair to its parent. With a tree per unit, tree t is rooted at
+  // member t % members; fewer trees are rooted at members spread evenly over the member list.
   std::vector<std::vector<std::uint32_t>> parent_pair(tree_count, std::vector<std::uint32_t>(nodes, 0));
   std::vector<double> load(pairs.size(), 0.0);
-  auto root_of = [&](std::size_t tree) { return members[tree % members.size()]; };
+  auto root_index = [&](std::size_t tree) {
+    return units_per_tree == 1 ? tree % members.size() : tree * members.size() / tree_count;
+  };
+  auto root_of = [&](std::size_t tree) { return members[root_index(tree)]; };
   auto build = [&](std::size_t tree) {
     breadth_first(root_of(tree));
     std::vector<std::uint32_t>& parents = parent_pair[tree];
@@ -112,10 +120,14 @@ std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const s
   for (std::uint32_t pair = 0; pair < pairs.size(); ++pair) {
     if (load[pair] > 0.0) unit_GBps = std::min(unit_GBps, pairs[pair].capacity_GBps / load[pair]);
   }
+  // A tree's load counts once per pair it crosses; its units share what the pair leaves it.
+  unit_GBps /= units_per_tree;
   const TreeUnits units{per_member, unit_GBps, per_member * unit_GBps / optimal_GBps};
   CoupledTrees coupled;
   coupled.gather.units = units;
   coupled.reduce.units = units;
+  coupled.gather.chained = units_per_tree > 1;
+  coupled.reduce.chained = units_per_tree > 1;
   // One route per link used, in each packing: a broadcast edge takes parent -> child, a reduction
   // child -> parent (tree_schedule reverses the reduce packing's routes, which are one link long).
   std::vector<std::uint32_t> gather_route(topology.link_count(), ~std::uint32_t{0});
@@ -128,9 +140,9 @@ std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const s
     return index[link];
   };
   for (std::size_t tree = 0; tree < tree_count; ++tree) {
-    const auto root = static_cast<std::uint32_t>(tree % members.size());
-    PackedTree down{root, 1, {}, {}};
-    PackedTree up{root, 1, {}, {}};
+    const auto root = static_cast<std::uint32_t>(root_index(tree));
+    PackedTree down{root, units_per_tree, {}, {}};
+    PackedTree up{root, units_per_tree, {}, {}};
     breadth_first(members[root]);
     for (std::size_t i = 1; i < order.size(); ++i) {
       const NodeId child = order[i];

@@ -38,6 +38,7 @@ struct CoupledTrees {
 /// NPU is not a member, or the link pairs do not connect the members. `optimal_GBps` (r*) only
 /// sets units.share.
 std::optional<CoupledTrees> pack_coupled_trees(const Topology& topology, const std::vector<NodeId>& members,
-                                               std::uint32_t per_member, double optimal_GBps);
+                                               std::uint32_t per_member, double optimal_GBps,
+                                               std::uint32_t tree_count = 0);
 
 }  // namespace tenet::synth

@@ -1131,7 +1131,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          options.file.estimate, all_reduce && uneven_ingress, options.file.written,
-                                         replay_work);
+                                         replay_work, options.max_transfers_per_member);
   }
   // A file the runtime pipelines in slices, where it runs faster than the search's winner's (that
   // one's estimate where clearly slower, else its file: two-level-switch-8x4 reduce-scatter of

@@ -75,6 +75,9 @@ constexpr double kBelowBalance = 0.92;
 /// hypercube3d-4x4x4, 16 MiB and 1 GiB); two per member gained up to 3% (mesh-6x6 all-reduce of
 /// 16 MiB: 249.6 -> 241.4 us) for half as much synthesis time again.
 constexpr std::uint32_t kCoupledUnits = 1;
+/// With a file to write, trees used both ways are also packed fewer, each carrying this many
+/// members' data as one chain.
+constexpr std::uint32_t kChainedUnits[] = {2, 4};
 
 /// The trees of one choice of units, for each direction the collective needs.
 struct Packed {
@@ -168,12 +171,29 @@ std::vector<Packed> reductions_beside(const Topology& topology, const std::vecto
   return found;
 }
 
+/// The most steps any node's file has per piece (a transfer is a step at its sender and one at
+/// its receiver): every tree edge carries each of its tree's units once a piece.
+std::uint64_t most_steps_per_piece(const Packed& choice, std::size_t nodes) {
+  std::vector<std::uint64_t> steps(nodes, 0);
+  for (const std::optional<TreePacking>* part : {&choice.gather, &choice.reduce}) {
+    if (!*part) continue;
+    for (const PackedTree& tree : (*part)->trees) {
+      for (const TreeEdge& edge : tree.edges) {
+        steps[edge.parent] += tree.units;
+        steps[edge.child] += tree.units;
+      }
+    }
+  }
+  return steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
+}
+
 }  // namespace
 
 std::optional<TreeMethodResult> synthesize_with_trees(
     const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
     double max_transfers, const std::function<double(const Schedule&)>& file_time, bool reductions_alongside,
-    const std::function<double(const Schedule&)>& written_file_time, std::uint64_t max_replay_work) {
+    const std::function<double(const Schedule&)>& written_file_time, std::uint64_t max_replay_work,
+    std::uint64_t file_steps_per_member) {
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const Topology transposed = transpose(topology);
@@ -221,6 +241,17 @@ std::optional<TreeMethodResult> synthesize_with_trees(
   std::vector<Packed> packed;
   if (coupled) {
     packed.push_back({coupled->gather.units, std::move(coupled->gather), std::move(coupled->reduce), true});
+    // A file holds a few thousand steps a rank (about 4 x chunks on a mesh's trees), so its
+    // pipelines are short; fewer trees, each carrying several members' data as one chain, make
+    // the same chunks deeper pipelines (tree_packing.hpp's `chained`).
+    if (file_time) {
+      for (std::uint32_t per_tree : kChainedUnits) {
+        if (members.size() % per_tree != 0 || members.size() / per_tree < 2) continue;
+        const auto tree_count = static_cast<std::uint32_t>(members.size() / per_tree);
+        std::optional<CoupledTrees> few = pack_coupled_trees(topology, members, kCoupledUnits, optimal, tree_count);
+        if (few) packed.push_back({few->gather.units, std::move(few->gather), std::move(few->reduce), true});
+      }
+    }
   } else {
     packed = pack_each_direction();
   }
@@ -239,9 +270,28 @@ std::optional<TreeMethodResult> synthesize_with_trees(
     std::uint32_t previous = 0;
     std::size_t budgeted = 0;  // chunk counts of this packing within a budget so far
     std::vector<std::uint32_t> counts(std::begin(kChunkCounts), std::end(kChunkCounts));
-    if (file_time) counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
+    // With a file to write: not past the steps a rank of it holds, and where that is short of
+    // the counts above, the deepest pipeline that fits too (mesh-8x8 all-reduce of 1 GiB: 13
+    // pieces). Where the file holds deeper ones their files run slower than estimated (threadblocks
+    // serialize them), and the written finalists below decide among the counts above.
+    std::uint32_t most_pieces = std::numeric_limits<std::uint32_t>::max();
+    if (file_time) {
+      counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
+      const std::uint64_t per_piece = most_steps_per_piece(choice, topology.node_count());
+      if (file_steps_per_member != 0 && per_piece != 0) {
+        most_pieces =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(file_steps_per_member / per_piece, most_pieces));
+        if (most_pieces == 0) continue;
+        const std::uint32_t most_chunks = most_pieces * units;
+        if (most_chunks < kChunkCounts[0] && std::find(counts.begin(), counts.end(), most_chunks) == counts.end()) {
+          counts.push_back(most_chunks);
+          std::sort(counts.begin(), counts.end());
+        }
+      }
+    }
     for (std::uint32_t chunks : counts) {
       const std::uint32_t pieces = std::max<std::uint32_t>(1, chunks / units);
+      if (pieces > most_pieces) break;
       const double budget = budgeted < kFewestPieceCounts || choice.beside
                                 ? std::max(max_transfers, kFewestPiecesTransfers)
                                 : max_transfers;

@@ -88,6 +88,11 @@ struct TreePacking {
   TreeUnits units;
   std::vector<PackedTree> trees;            ///< each member's trees' units sum to units.per_member
   std::vector<std::vector<LinkId>> routes;  ///< physical links of a tree edge, sender to receiver
+  /// The trees carry the chunks in consecutive ranges, in tree order (units x pieces each), not
+  /// their roots' data, and each tree's units follow one another on its edges as one chain: one
+  /// flow per edge, so every tree needs the same units (an all-reduce's fewer, deeper pipelines:
+  /// coupled_trees.hpp). Else every unit of a root's data is its own chain.
+  bool chained = false;
 };
 
 /// Packs units.per_member spanning out-trees per member on `topology` (see the file comment).

@@ -8,24 +8,61 @@
 namespace tenet::synth {
 namespace {
 
-/// The first of each tree's units among its root's (a root's trees share out its units in order).
-std::vector<std::uint32_t> first_units(const TreePacking& packing, std::size_t members) {
-  std::vector<std::uint32_t> first(packing.trees.size());
-  std::vector<std::uint32_t> next(members, 0);
-  for (std::size_t t = 0; t < packing.trees.size(); ++t) {
-    first[t] = next[packing.trees[t].root];
-    next[packing.trees[t].root] += packing.trees[t].units;
-  }
-  return first;
-}
-
-/// Where each tree's chains of transfers (one per unit and edge) start in a flat array.
+/// Where each tree's transfers of one piece (one per unit and edge) start in the order they are
+/// listed.
 std::vector<std::size_t> chain_offsets(const TreePacking& packing) {
   std::vector<std::size_t> offsets(packing.trees.size() + 1, 0);
   for (std::size_t t = 0; t < packing.trees.size(); ++t)
     offsets[t + 1] = offsets[t] + static_cast<std::size_t>(packing.trees[t].units) * packing.trees[t].edges.size();
   return offsets;
 }
+
+/// Which chunk a tree's unit carries in a piece, which chain of transfers (edge by edge) it
+/// follows on, and its place in that chain.
+class TreeChunks {
+ public:
+  TreeChunks(const TreePacking& packing, std::size_t members, std::uint32_t pieces)
+      : packing_(packing), pieces_(pieces), chunks_per_member_(packing.units.per_member * pieces) {
+    first_.assign(packing.trees.size(), 0);
+    chain_.assign(packing.trees.size() + 1, 0);
+    if (packing.chained) {
+      // Consecutive ranges in tree order; one chain per tree and edge.
+      std::uint32_t next = 0;
+      for (std::size_t t = 0; t < packing.trees.size(); ++t) {
+        first_[t] = next;
+        next += packing.trees[t].units * pieces;
+        chain_[t + 1] = chain_[t] + packing.trees[t].edges.size();
+      }
+      return;
+    }
+    // A root's trees share out its units in order; one chain per unit and edge.
+    std::vector<std::uint32_t> next(members, 0);
+    for (std::size_t t = 0; t < packing.trees.size(); ++t) {
+      first_[t] = next[packing.trees[t].root];
+      next[packing.trees[t].root] += packing.trees[t].units;
+      chain_[t + 1] = chain_[t] + static_cast<std::size_t>(packing.trees[t].units) * packing.trees[t].edges.size();
+    }
+  }
+  std::size_t chains() const { return chain_.back(); }
+  ChunkId chunk(std::size_t t, std::uint32_t unit, std::uint32_t piece) const {
+    if (packing_.chained) return first_[t] + position(t, unit, piece);
+    return packing_.trees[t].root * chunks_per_member_ + (first_[t] + unit) * pieces_ + piece;
+  }
+  std::size_t chain(std::size_t t, std::uint32_t unit, std::size_t edge) const {
+    return chain_[t] + (packing_.chained ? 0 : static_cast<std::size_t>(unit) * packing_.trees[t].edges.size()) + edge;
+  }
+  /// The transfer's place among its chain's: a chained tree's units take turns within a piece.
+  std::uint32_t position(std::size_t t, std::uint32_t unit, std::uint32_t piece) const {
+    return packing_.chained ? piece * packing_.trees[t].units + unit : piece;
+  }
+
+ private:
+  const TreePacking& packing_;
+  std::uint32_t pieces_;
+  std::uint32_t chunks_per_member_;
+  std::vector<std::uint32_t> first_;
+  std::vector<std::size_t> chain_;
+};
 
 double route_alpha_us(const Topology& topology, const std::vector<LinkId>& route) {
   double alpha = 0.0;
@@ -62,10 +99,10 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
   const TreePacking& packing = gather != nullptr ? *gather : *reduce;
   const std::uint32_t chunks_per_member = packing.units.per_member * pieces;
   Schedule schedule(kind, size_bytes, members, chunks_per_member, "synth");
-  auto chunk_of = [&](std::uint32_t root, std::uint32_t unit, std::uint32_t piece) {
-    return root * chunks_per_member + unit * pieces + piece;
-  };
-  const double step = tree_step(topology, gather, reduce, schedule.chunk_bytes()).time_us;
+  // A chained tree's chain carries its units one after another, at their bandwidth together.
+  const std::uint32_t chained_units = packing.chained && !packing.trees.empty() ? packing.trees.front().units : 1;
+  const double step = tree_step(topology, gather, reduce, schedule.chunk_bytes() / chained_units).time_us;
+  const std::uint32_t chain_length = pieces * chained_units;
   std::vector<TransferId> deps;
   std::vector<std::vector<TransferId>> owner_reductions;
   double offset = 0.0;
@@ -76,10 +113,10 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
       std::reverse(route.begin(), route.end());
       routes.push_back(schedule.add_route(route));
     }
-    const std::vector<std::uint32_t> first = first_units(*reduce, members.size());
+    const TreeChunks carried(*reduce, members.size(), pieces);
     const std::vector<std::size_t> chains = chain_offsets(*reduce);
-    // Per chain, its last `in_flight` transfers, by piece modulo in_flight.
-    std::vector<TransferId> last(chains.back() * in_flight, ~TransferId{0});
+    // Per chain, its last `in_flight` transfers, by position modulo in_flight.
+    std::vector<TransferId> last(carried.chains() * in_flight, ~TransferId{0});
     if (mirror != nullptr &&
         (mirror->start_us.size() != pieces * chains.back() || mirror->end_us.size() != mirror->start_us.size())) {
       throw std::logic_error("tree_schedule: the mirrored times are not those of this packing's all-gather");
@@ -95,15 +132,15 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
         const std::uint32_t tree_depth = deepest(tree);
         depth = std::max(depth, tree_depth);
         for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
-          const ChunkId chunk = chunk_of(tree.root, first[t] + unit, piece);
+          const ChunkId chunk = carried.chunk(t, unit, piece);
+          const std::uint32_t position = carried.position(t, unit, piece);
           // Leaves first: an edge's child collects its own children's reductions before it sends.
           for (std::size_t e = tree.edges.size(); e-- > 0;) {
             const TreeEdge& edge = tree.edges[e];
-            TransferId& chain = last[(chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e) * in_flight +
-                                     piece % in_flight];
+            TransferId& chain = last[carried.chain(t, unit, e) * in_flight + position % in_flight];
             deps = into[edge.child];
             if (chain != ~TransferId{0}) deps.push_back(chain);
-            const std::uint32_t slot = piece + tree_depth - tree.depth[e];
+            const std::uint32_t slot = position + tree_depth - tree.depth[e];
             double begins = slot;
             double ends = slot + 1;
             if (mirror != nullptr) {
@@ -135,26 +172,25 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
         }
       }
     }
-    offset = (pieces + depth) * step;
+    offset = (chain_length + depth) * step;
   }
 
   if (gather != nullptr) {
     std::vector<RouteId> routes;
     for (const std::vector<LinkId>& route : gather->routes) routes.push_back(schedule.add_route(route));
-    const std::vector<std::uint32_t> first = first_units(*gather, members.size());
-    const std::vector<std::size_t> chains = chain_offsets(*gather);
-    std::vector<TransferId> last(chains.back() * in_flight, ~TransferId{0});
+    const TreeChunks carried(*gather, members.size(), pieces);
+    std::vector<TransferId> last(carried.chains() * in_flight, ~TransferId{0});
     std::vector<TransferId> delivered(topology.node_count(), ~TransferId{0});
     for (std::uint32_t piece = 0; piece < pieces; ++piece) {
       for (std::size_t t = 0; t < gather->trees.size(); ++t) {
         const PackedTree& tree = gather->trees[t];
         for (std::uint32_t unit = 0; unit < tree.units; ++unit) {
-          const ChunkId chunk = chunk_of(tree.root, first[t] + unit, piece);
+          const ChunkId chunk = carried.chunk(t, unit, piece);
+          const std::uint32_t position = carried.position(t, unit, piece);
           const NodeId owner = members[tree.root];
           for (std::size_t e = 0; e < tree.edges.size(); ++e) {
             const TreeEdge& edge = tree.edges[e];
-            TransferId& chain = last[(chains[t] + static_cast<std::size_t>(unit) * tree.edges.size() + e) * in_flight +
-                                     piece % in_flight];
+            TransferId& chain = last[carried.chain(t, unit, e) * in_flight + position % in_flight];
             deps.clear();
             if (edge.parent != owner) {
               deps.push_back(delivered[edge.parent]);
@@ -162,7 +198,7 @@ Schedule tree_schedule(const Topology& topology, CollectiveKind kind, std::uint6
               deps = owner_reductions[chunk];
             }
             if (chain != ~TransferId{0}) deps.push_back(chain);
-            const double start = offset + (piece + tree.depth[e] - 1) * step;
+            const double start = offset + (position + tree.depth[e] - 1) * step;
             chain = schedule.add(edge.parent, edge.child, TransferKind::kCopy, {&chunk, 1}, deps, start, start + step,
                                  Schedule::on_route(routes[edge.route]));
             delivered[edge.child] = chain;

@@ -6,7 +6,9 @@
 // unit in `pieces` pieces that follow one another down every edge of its tree (a pipeline: a
 // piece leaves a node once it has arrived there and the piece before it has left on that edge).
 // Every unit is its own chain of transfers on each edge, so the max-min fair network gives a tree
-// of multiplicity m m shares of every link it crosses, which is what the packing counted.
+// of multiplicity m m shares of every link it crosses, which is what the packing counted. A
+// chained packing (TreePacking::chained) instead runs a tree's units' pieces one after another as
+// one chain per edge, a pipeline m times as deep, over a range of chunks of its own.
 // All-gather broadcasts down the out-trees; reduce-scatter reduces up the in-trees packed on the
 // transposed network (leaves first: a node passes a piece on once every child's piece reduced
 // into it); all-reduce does both, a chunk's broadcast waiting for its reductions into its owner.
