@@ -7,9 +7,9 @@
 //   out of place  inputs are read from i (never written: NCCL's sendbuff is const) until the rank
 //                 first receives into the chunk; from then on all-gather and all-reduce use o[c],
 //                 reduce-scatter o[c - r*C] for its own chunks and scratch for the others.
-// Each transfer is replayed in the verifier's order (effective times: reads when it starts,
-// writes when it ends, ends first on ties) to learn where every chunk is read and written; its
-// chunk list is cut into pieces contiguous in all those places (and at most `cap` long). A piece is
+// Each transfer is replayed in the verifier's order (chunk_places.cpp; effective times: reads when
+// it starts, writes when it ends, ends first on ties) to learn where every chunk is read and
+// written, once for all layouts; its chunk list is cut into pieces contiguous in all those places (and at most `cap` long). A piece is
 // a send step on the sender (`s`) and a receive step on the receiver (`r` for a copy, `rrc` with
 // the receiver's own value as the local operand for a reduction).
 //
@@ -30,16 +30,14 @@
 //
 #include <algorithm>
 #include <map>
-#include <queue>
 #include <span>
 
-#include "tenet/schedule/effective_times.hpp"
 #include "writer.hpp"
 
 namespace tenet::msccl_detail {
 namespace {
 
-constexpr TransferId kNone = ~TransferId{0};
+constexpr TransferId kNone = kNoTransfer;
 
 bool follows(const Location& previous, const Location& next) {
   return previous.index >= 0 && next.buffer == previous.buffer && next.index == previous.index + 1;
@@ -48,10 +46,21 @@ bool follows(const Location& previous, const Location& next) {
 class Layout {
  public:
   Layout(const WriterContext& context, const LayoutChoices& choices, Plan& plan)
-      : context_(context), schedule_(*context.schedule), choices_(choices), plan_(plan) {}
+      : context_(context),
+        schedule_(*context.schedule),
+        choices_(choices),
+        plan_(plan),
+        entry_base_(context.places.entry_base),
+        read_(context.places.read),
+        write_(context.places.write),
+        operand_(context.places.operand),
+        writer_of_read_(context.places.writer_of_read),
+        written_(context.places.written),
+        send_event_(context.places.send_event),
+        recv_event_(context.places.recv_event),
+        start_order_(context.places.start_order) {}
 
   bool run(LimitProblem& problem) {
-    replay();
     make_pieces();
     find_forwards();
     if (!assign_channels(problem)) return false;
@@ -60,98 +69,11 @@ class Layout {
   }
 
  private:
-  // ---- where chunks live ------------------------------------------------------------------------
+  Location initial(int rank, int chunk) const { return initial_place(context_, rank, chunk); }
+  Location work(int rank, int chunk) const { return work_place(context_, rank, chunk); }
+  std::size_t slot(int rank, ChunkId chunk) const { return context_.places.slot(context_, rank, chunk); }
 
-  bool own(int rank, int chunk) const { return chunk / context_.per_rank == rank; }
-
-  Location initial(int rank, int chunk) const {
-    if (context_.coll != CollectiveKind::kAllGather) return {MscclBuffer::kInput, chunk};
-    if (!own(rank, chunk)) return {};
-    return context_.in_place ? Location{MscclBuffer::kOutput, chunk}
-                             : Location{MscclBuffer::kInput, chunk - rank * context_.per_rank};
-  }
-
-  Location work(int rank, int chunk) const {
-    switch (context_.coll) {
-      case CollectiveKind::kAllGather: return {MscclBuffer::kOutput, chunk};
-      case CollectiveKind::kAllReduce: return {context_.in_place ? MscclBuffer::kInput : MscclBuffer::kOutput, chunk};
-      case CollectiveKind::kReduceScatter:
-        if (context_.in_place) return {MscclBuffer::kInput, chunk};
-        if (own(rank, chunk)) return {MscclBuffer::kOutput, chunk - rank * context_.per_rank};
-        return {MscclBuffer::kScratch, chunk < rank * context_.per_rank ? chunk : chunk - context_.per_rank};
-    }
-    return {};
-  }
-
-  std::size_t slot(int rank, ChunkId chunk) const {
-    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(context_.chunks) + chunk;
-  }
-
-  Location home(int rank, ChunkId chunk) const {
-    return written_[slot(rank, chunk)] ? work(rank, static_cast<int>(chunk)) : initial(rank, static_cast<int>(chunk));
-  }
-
-  /// Replays the schedule in the verifier's event order, recording where each chunk of each
-  /// transfer is read and written and which transfer last wrote what a send reads.
-  void replay() {
-    const std::size_t count = schedule_.size();
-    entry_base_.assign(count + 1, 0);
-    for (std::size_t t = 0; t < count; ++t)
-      entry_base_[t + 1] = entry_base_[t] + schedule_.transfer(static_cast<TransferId>(t)).chunk_count;
-    const std::uint64_t entries = entry_base_.back();
-    read_.assign(entries, {});
-    write_.assign(entries, {});
-    operand_.assign(entries, {});
-    writer_of_read_.assign(entries, kNone);
-    written_.assign(static_cast<std::size_t>(context_.ranks) * static_cast<std::size_t>(context_.chunks), 0);
-    std::vector<TransferId> last_writer(written_.size(), kNone);
-    send_event_.assign(count, 0);
-    recv_event_.assign(count, 0);
-
-    EffectiveTimes times = effective_times(schedule_);
-    const std::vector<double>& start = times.start;
-    const std::vector<double>& end = times.end;
-    start_order_ = std::move(times.by_start);
-
-    using Pending = std::pair<double, TransferId>;
-    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
-    std::uint64_t event = 0;
-    const auto apply_end = [&](TransferId t) {
-      const Transfer& transfer = schedule_.transfer(t);
-      const int rank = context_.rank_of[transfer.dst];
-      recv_event_[t] = event++;
-      const auto chunks = schedule_.chunks_of(transfer);
-      for (std::size_t i = 0; i < chunks.size(); ++i) {
-        const std::uint64_t e = entry_base_[t] + i;
-        operand_[e] = home(rank, chunks[i]);
-        write_[e] = work(rank, static_cast<int>(chunks[i]));
-        written_[slot(rank, chunks[i])] = 1;
-        last_writer[slot(rank, chunks[i])] = t;
-      }
-    };
-    for (TransferId t : start_order_) {
-      while (!pending.empty() && pending.top().first <= start[t]) {
-        const TransferId done = pending.top().second;
-        pending.pop();
-        apply_end(done);
-      }
-      const Transfer& transfer = schedule_.transfer(t);
-      const int rank = context_.rank_of[transfer.src];
-      send_event_[t] = event++;
-      const auto chunks = schedule_.chunks_of(transfer);
-      for (std::size_t i = 0; i < chunks.size(); ++i) {
-        const std::uint64_t e = entry_base_[t] + i;
-        read_[e] = home(rank, chunks[i]);
-        writer_of_read_[e] = last_writer[slot(rank, chunks[i])];
-      }
-      pending.push({end[t], t});
-    }
-    while (!pending.empty()) {
-      const TransferId done = pending.top().second;
-      pending.pop();
-      apply_end(done);
-    }
-  }
+  // ---- pieces -----------------------------------------------------------------------------------
 
   void make_pieces() {
     const std::size_t count = schedule_.size();
@@ -454,16 +376,17 @@ class Layout {
   const LayoutChoices& choices_;
   Plan& plan_;
 
-  std::vector<std::uint64_t> entry_base_;
+  // The replay's, shared by every layout (ChunkPlaces).
+  const std::vector<std::uint64_t>& entry_base_;
+  const std::vector<Location>& read_;
+  const std::vector<Location>& write_;
+  const std::vector<Location>& operand_;
+  const std::vector<TransferId>& writer_of_read_;
+  const std::vector<char>& written_;
+  const std::vector<std::uint64_t>& send_event_;
+  const std::vector<std::uint64_t>& recv_event_;
+  const std::vector<TransferId>& start_order_;
   std::vector<int> piece_base_;
-  std::vector<Location> read_;
-  std::vector<Location> write_;
-  std::vector<Location> operand_;
-  std::vector<TransferId> writer_of_read_;
-  std::vector<char> written_;
-  std::vector<std::uint64_t> send_event_;
-  std::vector<std::uint64_t> recv_event_;
-  std::vector<TransferId> start_order_;
   /// Staging copies (stage_piece), in the order made.
   struct Staged {
     int piece;

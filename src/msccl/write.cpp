@@ -391,7 +391,8 @@ bool mostly_chained(const Schedule& schedule) {
 /// The fastest verified layout of `schedule` (see the top of the file).
 MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options,
                            const std::string& name) {
-  const WriterContext context = make_context(schedule, options, topology);
+  WriterContext context = make_context(schedule, options, topology);
+  context.places = place_chunks(context);
   const int fifo = context.fifo_calls;
   const bool automatic = options.channels == 0;
   std::vector<std::uint32_t> channel_counts;

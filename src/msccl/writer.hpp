@@ -30,6 +30,26 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
+struct WriterContext;
+
+constexpr TransferId kNoTransfer = ~TransferId{0};
+
+/// Where each chunk of each transfer is read and written (chunk_places.cpp): one entry per chunk
+/// of each transfer, transfer t's from entry_base[t].
+struct ChunkPlaces {
+  std::vector<std::uint64_t> entry_base;
+  std::vector<Location> read;              ///< on the sender
+  std::vector<Location> write;             ///< on the receiver
+  std::vector<Location> operand;           ///< the receiver's own value a reduction adds
+  std::vector<TransferId> writer_of_read;  ///< the transfer that last wrote what is read, or kNoTransfer
+  std::vector<char> written;               ///< rank x chunk: received into at some point
+  std::vector<std::uint64_t> send_event;   ///< replay events: sends at their start, receives at their end
+  std::vector<std::uint64_t> recv_event;
+  std::vector<TransferId> start_order;
+
+  std::size_t slot(const WriterContext& context, int rank, ChunkId chunk) const;
+};
+
 /// What the writer knows about the collective, fixed for all layouts it tries.
 struct WriterContext {
   const Schedule* schedule = nullptr;
@@ -40,7 +60,20 @@ struct WriterContext {
   int chunks = 0;    ///< nchunksperloop (N)
   int fifo_calls = 2;
   std::vector<int> rank_of;  ///< NPU id -> rank, -1 for non-members
+  ChunkPlaces places;        ///< place_chunks(), before any layout
 };
+
+inline std::size_t ChunkPlaces::slot(const WriterContext& context, int rank, ChunkId chunk) const {
+  return static_cast<std::size_t>(rank) * static_cast<std::size_t>(context.chunks) + chunk;
+}
+
+/// Where `rank` holds `chunk` before it receives into it ({} for an all-gather chunk it does not
+/// have), and where it keeps it from its first receive on (layout.cpp's mapping).
+Location initial_place(const WriterContext& context, int rank, int chunk);
+Location work_place(const WriterContext& context, int rank, int chunk);
+
+/// Replays the schedule in the verifier's event order.
+ChunkPlaces place_chunks(const WriterContext& context);
 
 /// Choices one attempt makes; write.cpp retries with safer ones when a layout fails.
 struct LayoutChoices {
