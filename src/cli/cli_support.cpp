@@ -345,6 +345,7 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology,
     }
   };
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
+  options.file.transfers_per_rank = options.max_transfers_per_member;
 }
 
 void fit_synthesis_to_mscclpp_plan(SynthOptions& options, const Topology& topology,
@@ -365,10 +366,10 @@ void fit_synthesis_to_mscclpp_plan(SynthOptions& options, const Topology& topolo
   options.file.fits = [on, plan_options](const Schedule& schedule) {
     return mscclpp_plan_fits(schedule, *on, plan_options);
   };
+  options.file.transfers_per_rank = mscclpp_transfer_room(plan_options);
   options.file.written = [on, plan_options](const Schedule& schedule) {
     try {
-      const std::string text = schedule_to_mscclpp_plan(schedule, *on, plan_options);
-      return simulate(*on, mscclpp_plan_to_schedule(text, "MSCCL++ plan", *on, schedule.size_bytes())).time_us;
+      return mscclpp_plan_time_us(schedule, *on, plan_options);
     } catch (const InputError&) {
       return std::numeric_limits<double>::infinity();
     }

@@ -76,9 +76,19 @@ struct Barrier {
   Deps released_deps;
 };
 
+/// The union of two sets of transfer ids, into the first. Both are nearly always sorted already
+/// (ids are handed out in increasing order), and merging them in linear time instead of sorting
+/// the whole took a third of a plan's execution.
 void merge(Deps& into, const Deps& from) {
+  if (from.empty()) return;
+  const auto middle = static_cast<std::ptrdiff_t>(into.size());
   into.insert(into.end(), from.begin(), from.end());
-  std::sort(into.begin(), into.end());
+  const auto second = into.begin() + middle;
+  if (std::is_sorted(into.begin(), second) && std::is_sorted(second, into.end())) {
+    std::inplace_merge(into.begin(), second, into.end());
+  } else {
+    std::sort(into.begin(), into.end());
+  }
   into.erase(std::unique(into.begin(), into.end()), into.end());
 }
 
@@ -553,10 +563,12 @@ class Executor {
         break;
       }
       case OpName::kSemAcquire: {
-        std::vector<int> need(semaphores_[static_cast<std::size_t>(block.rank)].size(), 0);
-        for (int id : op.semaphore_ids) ++need[static_cast<std::size_t>(id)];
-        for (std::size_t s = 0; s < need.size(); ++s) {
-          if (need[s] > 0 && semaphores_[static_cast<std::size_t>(block.rank)][s].value < need[s]) return false;
+        // Each semaphore named must hold as many as it is named (an op names at most 16): not a
+        // pass over all of the rank's semaphores, which a tree's plan has thousands of.
+        for (int id : op.semaphore_ids) {
+          const auto need = std::count(op.semaphore_ids.begin(), op.semaphore_ids.end(), id);
+          if (semaphores_[static_cast<std::size_t>(block.rank)][static_cast<std::size_t>(id)].value < need)
+            return false;
         }
         for (int id : op.semaphore_ids) {
           Semaphore& semaphore = semaphores_[static_cast<std::size_t>(block.rank)][static_cast<std::size_t>(id)];

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tenet/schedule/schedule.hpp"
+
 namespace tenet::mscclpp_detail {
 
 // The SPEC's fixed limits (section 6.5).
@@ -154,5 +156,9 @@ struct ExecutionResult {
 /// Executes the plan (rules already checked) symbolically. `check_result` compares the final
 /// buffers with the collective's result; `record` keeps the transfers.
 ExecutionResult execute_plan(const Plan& plan, bool check_result, bool record);
+
+/// The transfers an execution recorded, as a schedule of the plan's collective of `size_bytes`
+/// (plan_verify.cpp): what the simulator times.
+Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, std::uint64_t size_bytes);
 
 }  // namespace tenet::mscclpp_detail

@@ -72,6 +72,12 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
   }
   if (!problem.empty()) throw InputError(source, "", "the plan does not execute: " + problem);
 
+  return mscclpp_detail::executed_schedule(plan, execution, size_bytes);
+}
+
+namespace mscclpp_detail {
+
+Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, std::uint64_t size_bytes) {
   const CollectiveKind kind = plan.collective == "allgather"       ? CollectiveKind::kAllGather
                               : plan.collective == "reducescatter" ? CollectiveKind::kReduceScatter
                                                                    : CollectiveKind::kAllReduce;
@@ -100,5 +106,7 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
   }
   return schedule;
 }
+
+}  // namespace mscclpp_detail
 
 }  // namespace tenet

@@ -8,6 +8,7 @@
 
 #include "plan_model.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/sim/simulator.hpp"
 #include "writer.hpp"
 
 namespace tenet {
@@ -48,6 +49,12 @@ std::vector<std::uint32_t> mscclpp_nodes(const Topology& topology, const std::ve
 }
 
 namespace {
+
+/// Ops a transfer's end takes in a plan of the usual shape (mscclpp_transfer_room): the ring's
+/// and the matching's plans take 3.7 (mesh-8x8 all-reduce), the trees' 6.5 (mesh-6x6: each piece
+/// they forward crosses threadblocks by a semaphore). At 4 the trees of mesh-6x6's all-reduce of
+/// 256 MiB were cut into 9 pieces, whose plan needs 113 threadblocks of 108.
+constexpr std::uint64_t kOpsPerTransferEnd = 7;
 
 std::vector<std::uint32_t> nodes_for(const Schedule& schedule, const Topology& topology,
                                      const MscclppOptions& options) {
@@ -96,6 +103,33 @@ std::vector<int> ranks_of(const Schedule& schedule, const Topology& topology) {
   return rank_of;
 }
 
+/// The rank that needs the most ops at least, and how many: every send is at least one op (a
+/// port's pwsf) and every receive two (wait or unpack, then a nop; writer_emit.cpp). Counted
+/// before any layout, which takes seconds on the deep pipelines this turns away.
+struct LeastOps {
+  int rank = 0;
+  std::uint64_t ops = 0;
+};
+LeastOps busiest_rank_least_ops(const Schedule& schedule, const std::vector<int>& rank_of) {
+  std::vector<std::uint64_t> least(schedule.members().size(), 0);
+  for (const Transfer& transfer : schedule.transfers()) {
+    const int src = transfer.src < rank_of.size() ? rank_of[transfer.src] : -1;
+    const int dst = transfer.dst < rank_of.size() ? rank_of[transfer.dst] : -1;
+    if (src < 0 || dst < 0) return {};  // through a non-member: the layout says so
+    least[static_cast<std::size_t>(src)] += 1;
+    least[static_cast<std::size_t>(dst)] += 2;
+  }
+  LeastOps busiest;
+  for (std::size_t r = 0; r < least.size(); ++r) {
+    if (least[r] > busiest.ops) busiest = {static_cast<int>(r), least[r]};
+  }
+  return busiest;
+}
+
+std::uint64_t ops_room(const MscclppOptions& options) {
+  return static_cast<std::uint64_t>(options.max_threadblocks) * kMaxOpsPerThreadblock;
+}
+
 /// The plan of the first layout, by shorter segments, whose threadblocks fit the limits; throws
 /// InputError naming the limit and the option that helps where none does.
 mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options,
@@ -107,6 +141,15 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
   }
   if (options.max_threadblocks < 1) throw InputError("", "--max-threadblocks", "must be at least 1");
   const std::vector<int> rank_of = ranks_of(schedule, topology);
+  if (const LeastOps busiest = busiest_rank_least_ops(schedule, rank_of); busiest.ops > ops_room(options)) {
+    throw InputError("", "--max-threadblocks",
+                     "rank " + std::to_string(busiest.rank) + " needs at least " + std::to_string(busiest.ops) +
+                         " ops (one per send, two per receive) but its " + std::to_string(options.max_threadblocks) +
+                         " threadblocks hold " + std::to_string(ops_room(options)) + " (" +
+                         std::to_string(kMaxOpsPerThreadblock) +
+                         " each); raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU "
+                         "(--chunks-per-npu)");
+  }
   const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
 
   // Shorter segments (more threadblocks, each with fewer ops) until every threadblock fits.
@@ -164,8 +207,20 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
   return text;
 }
 
+double mscclpp_plan_time_us(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
+  const std::string name = options.name.empty() ? default_name(schedule) : options.name;
+  const mscclpp_detail::Plan plan = fitting_plan(schedule, topology, options, name);
+  const mscclpp_detail::ExecutionResult execution = mscclpp_detail::execute_plan(plan, false, true);
+  if (!execution.error.empty())
+    throw std::logic_error("tenet laid out an MSCCL++ plan that does not execute: " + execution.error);
+  return simulate(topology, mscclpp_detail::executed_schedule(plan, execution, schedule.size_bytes())).time_us;
+}
+
+std::uint64_t mscclpp_transfer_room(const MscclppOptions& options) { return ops_room(options) / kOpsPerTransferEnd; }
+
 bool mscclpp_threadblocks_suffice(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
   const std::vector<int> rank_of = ranks_of(schedule, topology);
+  if (busiest_rank_least_ops(schedule, rank_of).ops > ops_room(options)) return false;
   try {
     // The fewest threadblocks any layout has: every send paired with a receive, no segments.
     const Layout fewest = lay_out(schedule, rank_of, nodes_for(schedule, topology, options), options, 0, true);

@@ -227,19 +227,34 @@ class Builder {
         touch(group, to, true);
       }
     }
-    // Writes per place, to find the places a put may fill directly.
-    std::map<std::pair<int, int>, int> writes;
+    // Writes per place of each rank, to find the places a put may fill directly, and each
+    // place's first touch: flat, rank x place (a map of pairs took most of the layout's time).
+    int most_place = 0;
     for (std::size_t t = 0; t < count; ++t) {
-      const int dst = rank_of_[schedule_.dst(static_cast<TransferId>(t))];
-      for (const Loc& loc : write_[t]) ++writes[{dst, place_id(loc)}];
+      for (const std::vector<Loc>* locs : {&read_[t], &write_[t], &operand_[t]}) {
+        for (const Loc& loc : *locs) most_place = std::max(most_place, place_id(loc));
+      }
     }
     for (int r = 0; r < ranks; ++r) {
-      for (const auto& [from, to] : layout_.init_copies[static_cast<std::size_t>(r)]) ++writes[{r, place_id(to)}];
+      for (const auto& [from, to] : layout_.init_copies[static_cast<std::size_t>(r)])
+        most_place = std::max({most_place, place_id(from), place_id(to)});
     }
-    std::map<std::pair<int, int>, std::int64_t> first_touch;
+    const auto places = static_cast<std::size_t>(most_place) + 1;
+    const auto at = [&](int rank, const Loc& loc) {
+      return static_cast<std::size_t>(rank) * places + static_cast<std::size_t>(place_id(loc));
+    };
+    std::vector<int> writes(static_cast<std::size_t>(ranks) * places, 0);
+    for (std::size_t t = 0; t < count; ++t) {
+      const int dst = rank_of_[schedule_.dst(static_cast<TransferId>(t))];
+      for (const Loc& loc : write_[t]) ++writes[at(dst, loc)];
+    }
+    for (int r = 0; r < ranks; ++r) {
+      for (const auto& [from, to] : layout_.init_copies[static_cast<std::size_t>(r)]) ++writes[at(r, to)];
+    }
+    std::vector<std::int64_t> first_touch(writes.size(), std::numeric_limits<std::int64_t>::max());
     const auto note_first = [&](int rank, const Loc& loc, std::int64_t event) {
-      auto [it, fresh] = first_touch.emplace(std::make_pair(rank, place_id(loc)), event);
-      if (!fresh) it->second = std::min(it->second, event);
+      std::int64_t& first = first_touch[at(rank, loc)];
+      first = std::min(first, event);
     };
     for (int r = 0; r < ranks; ++r) {
       for (const auto& [from, to] : layout_.init_copies[static_cast<std::size_t>(r)]) note_first(r, to, -1);
@@ -267,7 +282,7 @@ class Builder {
       const bool reduce = transfer.kind == TransferKind::kReduce;
       bool direct = !reduce && !layout_.ll;
       for (const Loc& loc : write_[t]) {
-        direct = direct && writes[{dst, place_id(loc)}] == 1 && first_touch[{dst, place_id(loc)}] == recv_event_[t];
+        direct = direct && writes[at(dst, loc)] == 1 && first_touch[at(dst, loc)] == recv_event_[t];
       }
       const int landing_base = direct ? -1 : next_landing[static_cast<std::size_t>(dst)];
       if (!direct) next_landing[static_cast<std::size_t>(dst)] += static_cast<int>(write_[t].size());

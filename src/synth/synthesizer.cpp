@@ -114,6 +114,13 @@ constexpr double kFileEstimateDoubt = 1.2;
 /// scratch; 4 chunks planned 35.46 us and ran 35.46).
 constexpr double kNearPlan = 1.02;
 constexpr std::size_t kNearFinalists = 3;
+/// Where the file's estimate only screens (MSCCL++ plans: SynthOptions::FileModel::fits), plans
+/// this far from the best are near, up to kScreenedNearFinalists of them, and all are written and
+/// timed: a plan's threadblocks can run a schedule twice as slow as planned, and a slower plan
+/// faster (mesh-8x8 all-reduce of 1 MiB: 4 chunks per NPU aggregated planned 36.86 us, its plan
+/// ran 76.86; 1 chunk planned 37.27 and its plan ran 42.28).
+constexpr double kScreenedNearPlan = 1.25;
+constexpr std::size_t kScreenedNearFinalists = 6;
 constexpr std::size_t kNearFinalistTransfers = 50000;
 
 /// Aggregated candidates (a transfer carries every chunk its link is given at an event, one alpha
@@ -873,6 +880,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // The candidates whose files the runtime's pipelines of slices could make fastest, by estimate.
   std::vector<Finalist> pipelined;
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
+  // An estimate that only screens (an MSCCL++ plan's: the schedule's own time where its
+  // threadblocks could fit) says little of how the file runs: more finalists, every one timed.
+  const bool screened = static_cast<bool>(options.file.fits);
+  const double near_plan = screened ? kScreenedNearPlan : kNearPlan;
   const bool keeps_finalists = !switched && static_cast<bool>(options.file.estimate);
   // A finalist's file time; written where the runtime's pipeline could make it faster (`written`
   // then says so).
@@ -894,7 +905,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   std::vector<Finalist> near;
   const auto keep_near = [&](const Candidate& candidate, Schedule& schedule, double time_us, double plan_us,
                              std::vector<LinkLoad>& link_loads) {
-    if (!keeps_finalists || schedule.size() > kNearFinalistTransfers || !(time_us <= kNearPlan * best_time)) return;
+    if (!keeps_finalists || schedule.size() > kNearFinalistTransfers || !(time_us <= near_plan * best_time)) return;
     near.push_back({candidate, std::move(schedule), time_us, plan_us, std::move(link_loads)});
   };
   // One chunk count of `counts` per round, in order; `every_family`: no beam, every family at every
@@ -1039,10 +1050,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   keep_finalist();
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
   // The near plans go first, so that a tie goes to a finalist (the faster plan).
-  std::erase_if(near, [&](const Finalist& f) { return !(f.time_us <= kNearPlan * best_time); });
+  std::erase_if(near, [&](const Finalist& f) { return !(f.time_us <= near_plan * best_time); });
   std::stable_sort(near.begin(), near.end(),
                    [](const Finalist& a, const Finalist& b) { return a.time_us < b.time_us; });
-  if (near.size() > kNearFinalists) near.erase(near.begin() + kNearFinalists, near.end());
+  const std::size_t near_finalists = screened ? kScreenedNearFinalists : kNearFinalists;
+  if (near.size() > near_finalists) near.erase(near.begin() + static_cast<std::ptrdiff_t>(near_finalists), near.end());
   finalists.insert(finalists.begin(), std::make_move_iterator(near.begin()), std::make_move_iterator(near.end()));
   near.clear();
   std::optional<double> chosen_file_us;  // the chosen finalist's file time, where already known
@@ -1060,7 +1072,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     const double best_estimate = *std::min_element(file_us.begin(), file_us.end());
     std::vector<std::size_t> close;
     for (std::size_t i = 0; i < finalists.size(); ++i) {
-      if (file_us[i] <= kNearPlan * best_estimate && finalists[i].schedule.size() <= kNearFinalistTransfers)
+      if ((screened ? std::isfinite(file_us[i]) : file_us[i] <= kNearPlan * best_estimate) &&
+          finalists[i].schedule.size() <= kNearFinalistTransfers)
         close.push_back(i);
     }
     if (options.file.written && std::isfinite(best_estimate) && close.size() > 1) {
@@ -1072,7 +1085,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       double fastest_file_us = std::numeric_limits<double>::infinity();
       std::vector<std::size_t> untimed;
       for (std::size_t i : close) {
-        if (file_us[i] * kNearPlan >= fastest_file_us) {
+        if (!screened && file_us[i] * kNearPlan >= fastest_file_us) {
           untimed.push_back(i);
           continue;
         }
@@ -1131,7 +1144,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          options.file.estimate, all_reduce && uneven_ingress, options.file.written,
-                                         replay_work, options.max_transfers_per_member);
+                                         replay_work, options.file.transfers_per_rank);
   }
   // A file the runtime pipelines in slices, where it runs faster than the search's winner's (that
   // one's estimate where clearly slower, else its file: two-level-switch-8x4 reduce-scatter of

@@ -5,7 +5,9 @@
 
 #include "../support/catch.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "../support/collectives.hpp"
 #include "../support/sanitizers.hpp"
@@ -13,6 +15,7 @@
 #include "tenet/common/atomic_file.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/mscclpp/mscclpp_plan.hpp"
+#include "tenet/sim/simulator.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/verify/verifier.hpp"
 
@@ -185,4 +188,55 @@ TEST_CASE("The plan checks for ranking agree with the writer at every threadbloc
   CHECK(fitting > 0);
   CHECK(fitting < 4);
   CHECK(screened_out > 0);
+}
+
+TEST_CASE("A plan whose ranks need more ops than their threadblocks hold is refused by the op count",
+          "[mscclpp][synth]") {
+  // Every send is at least one op and every receive two: counted before any layout, so a deep
+  // pipeline no GPU could run is turned away at once, by name.
+  const Topology topology = shipped("a100-2x8-ib");
+  const Schedule schedule =
+      synthesize(topology, make_collective(CollectiveKind::kAllReduce, std::uint64_t{4} << 20, 8), {}).schedule;
+  std::vector<std::uint64_t> least(topology.npu_count(), 0);
+  for (const Transfer& transfer : schedule.transfers()) {
+    least[transfer.src] += 1;
+    least[transfer.dst] += 2;
+  }
+  const std::uint64_t most = *std::max_element(least.begin(), least.end());
+  MscclppOptions plan;
+  plan.max_threadblocks = static_cast<std::uint32_t>((most - 1) / 64);  // 64 ops each: one short
+  REQUIRE(plan.max_threadblocks >= 1);
+  CHECK_FALSE(mscclpp_threadblocks_suffice(schedule, topology, plan));
+  std::string reason;
+  CHECK_FALSE(schedule_to_mscclpp_plan(schedule, topology, plan, reason));
+  INFO(reason);
+  CHECK(reason.rfind("--max-threadblocks: ", 0) == 0);
+  CHECK(reason.find("needs at least " + std::to_string(most) + " ops") != std::string::npos);
+  // Room for that many ops: the count lets it through to the layouts.
+  plan.max_threadblocks = static_cast<std::uint32_t>((most + 63) / 64);
+  reason.clear();
+  schedule_to_mscclpp_plan(schedule, topology, plan, reason);
+  CHECK(reason.find("needs at least") == std::string::npos);
+  // The room the synthesizer cuts its trees to: about seven ops a transfer end.
+  CHECK(mscclpp_transfer_room(MscclppOptions{}) == 108 * 64 / 7);
+}
+
+TEST_CASE("A plan's time from memory is the time of its written text", "[mscclpp][synth]") {
+  // Candidates are ranked by mscclpp_plan_time_us, which skips printing and re-reading the plan:
+  // it must be the time `tenet simulate` gives the file.
+  for (const char* name : {"mesh-3x3", "a100-2x8-ib", "two-level-switch-8x4"}) {
+    const Topology topology = shipped(name);
+    for (CollectiveKind kind : kAllKinds) {
+      const std::uint64_t size = std::uint64_t{16} << 20;
+      const Schedule synthesized = synthesize(topology, make_collective(kind, size, 2), {}).schedule;
+      const BaselineResult ring = generate_baseline("ring", topology, make_collective(kind, size));
+      for (const Schedule* schedule : {&synthesized, &ring.schedule}) {
+        INFO(name << " " << collective_name(kind) << " " << schedule->algorithm());
+        const std::string text = schedule_to_mscclpp_plan(*schedule, topology, {});
+        const double from_file =
+            simulate(topology, mscclpp_plan_to_schedule(text, "plan", topology, schedule->size_bytes())).time_us;
+        CHECK(mscclpp_plan_time_us(*schedule, topology, {}) == from_file);
+      }
+    }
+  }
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The tree method's replay budget (synthesize_with_trees' max_replay_work): a trial whose replay
-// needs more refill work drops out, and a budget every replay fits changes nothing.
+// The tree method's limits: the replay budget (synthesize_with_trees' max_replay_work), where a
+// trial whose replay needs more refill work drops out and a budget every replay fits changes
+// nothing; and a file's room per rank (file_steps_per_member), which caps the pieces.
 
 #include "../support/catch.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "../../src/synth/tree_method.hpp"
 #include "../support/collectives.hpp"
@@ -30,4 +33,36 @@ TEST_CASE("a tree trial whose replay passes the work budget drops out", "[synth]
     // No replay finishes within one refill's worth: no trial is left.
     CHECK_FALSE(synth::synthesize_with_trees(topology, kind, size, members, 3e5, {}, false, {}, 1));
   }
+}
+
+namespace {
+
+/// The most transfers one NPU sends and receives in `schedule`.
+std::uint64_t busiest_transfer_ends(const Schedule& schedule, std::size_t nodes) {
+  std::vector<std::uint64_t> ends(nodes, 0);
+  for (const Transfer& transfer : schedule.transfers()) {
+    ++ends[transfer.src];
+    ++ends[transfer.dst];
+  }
+  return *std::max_element(ends.begin(), ends.end());
+}
+
+}  // namespace
+
+TEST_CASE("a file's room per rank caps how many pieces the trees are cut into", "[synth][trees]") {
+  // mesh-3x3 all-reduce of 256 MiB: unlimited, the trees' deepest pipelines win; a file whose
+  // ranks hold 200 transfers gets trees of as many pieces as fit it.
+  const Topology topology = shipped("mesh-3x3");
+  const std::vector<NodeId> members = all_npus(topology);
+  const std::uint64_t size = std::uint64_t{256} << 20;
+  const auto by_plan = [](const Schedule& schedule) { return schedule.planned_time_us(); };
+  const auto unlimited = synth::synthesize_with_trees(topology, CollectiveKind::kAllReduce, size, members, 3e5, by_plan,
+                                                      false, {}, std::uint64_t{1} << 62, 0);
+  REQUIRE(unlimited);
+  CHECK(busiest_transfer_ends(unlimited->schedule, topology.node_count()) > 200);
+  const auto roomed = synth::synthesize_with_trees(topology, CollectiveKind::kAllReduce, size, members, 3e5, by_plan,
+                                                   false, {}, std::uint64_t{1} << 62, 200);
+  REQUIRE(roomed);
+  CHECK(busiest_transfer_ends(roomed->schedule, topology.node_count()) <= 200);
+  CHECK(roomed->pieces < unlimited->pieces);
 }

@@ -65,6 +65,17 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
 /// segments of at most 64 ops, its threadblocks can still be too many (mscclpp_plan_fits).
 bool mscclpp_threadblocks_suffice(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);
 
+/// The time of the plan schedule_to_mscclpp_plan writes, as `tenet simulate` times it, from the
+/// plan in memory: for ranking candidates, without printing, re-reading and checking the text
+/// (which the written file still gets). Throws InputError where the plan cannot be written.
+double mscclpp_plan_time_us(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);
+
+/// The transfers (sent and received) a rank's plan of the usual shape holds: the ops its
+/// threadblocks may run over about seven a transfer end (a send: put, nop, signal; a receive:
+/// wait, nop, copy, nop; the semaphores between threadblocks a tree's pipeline adds: its plans
+/// measured 6.5). A guide for how finely to cut a schedule, not a limit.
+std::uint64_t mscclpp_transfer_room(const MscclppOptions& options);
+
 /// Whether schedule_to_mscclpp_plan writes `schedule` within the SPEC's limits, without printing or
 /// executing the plan (the layouts it tries, each laid out and emitted).
 bool mscclpp_plan_fits(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);

@@ -117,6 +117,11 @@ struct SynthOptions {
     /// winner, and a faster file wins. Point-to-point finalists are written where it could beat
     /// their estimate. Needs `written`.
     std::function<double(const Schedule&, double)> pipelined;
+    /// The transfers (sent and received) one rank of such a file holds, where its format limits
+    /// them (MSCCL XML: a rank's ~4,000 steps; MSCCL++: its threadblocks' ops, about seven a
+    /// transfer); 0 where nothing does. The spanning-tree method cuts its trees into no more
+    /// pieces than fit it: a deeper pipeline it cannot write costs its replay and is lost.
+    std::uint64_t transfers_per_rank = 0;
   };
   FileModel file;
   /// Try the box-and-rail method (src/synth/box_rails.hpp) where link speeds show boxes; tests of
