@@ -145,9 +145,9 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
     throw InputError("", "--max-threadblocks",
                      "rank " + std::to_string(busiest.rank) + " needs at least " + std::to_string(busiest.ops) +
                          " ops (one per send, two per receive) but its " + std::to_string(options.max_threadblocks) +
-                         " threadblocks hold " + std::to_string(ops_room(options)) + " (" +
-                         std::to_string(kMaxOpsPerThreadblock) +
-                         " each); raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU "
+                         (options.max_threadblocks == 1 ? " threadblock holds " : " threadblocks hold ") +
+                         std::to_string(ops_room(options)) + " (" + std::to_string(kMaxOpsPerThreadblock) +
+                         " ops a threadblock); raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU "
                          "(--chunks-per-npu)");
   }
   const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
