@@ -142,13 +142,14 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
   if (options.max_threadblocks < 1) throw InputError("", "--max-threadblocks", "must be at least 1");
   const std::vector<int> rank_of = ranks_of(schedule, topology);
   if (const LeastOps busiest = busiest_rank_least_ops(schedule, rank_of); busiest.ops > ops_room(options)) {
-    throw InputError("", "--max-threadblocks",
-                     "rank " + std::to_string(busiest.rank) + " needs at least " + std::to_string(busiest.ops) +
-                         " ops (one per send, two per receive) but its " + std::to_string(options.max_threadblocks) +
-                         (options.max_threadblocks == 1 ? " threadblock holds " : " threadblocks hold ") +
-                         std::to_string(ops_room(options)) + " (" + std::to_string(kMaxOpsPerThreadblock) +
-                         " ops a threadblock); raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU "
-                         "(--chunks-per-npu)");
+    throw InputError(
+        "", "--max-threadblocks",
+        "rank " + std::to_string(busiest.rank) + " needs at least " + std::to_string(busiest.ops) +
+            " ops (one per send, two per receive) but its " + std::to_string(options.max_threadblocks) +
+            (options.max_threadblocks == 1 ? " threadblock holds " : " threadblocks hold ") +
+            std::to_string(ops_room(options)) + " (" + std::to_string(kMaxOpsPerThreadblock) +
+            " ops a threadblock); raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU "
+            "(--chunks-per-npu)");
   }
   const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
 
