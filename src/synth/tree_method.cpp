@@ -171,9 +171,9 @@ std::vector<Packed> reductions_beside(const Topology& topology, const std::vecto
   return found;
 }
 
-/// The most steps any node's file has per piece (a transfer is a step at its sender and one at
-/// its receiver): every tree edge carries each of its tree's units once a piece.
-std::uint64_t most_steps_per_piece(const Packed& choice, std::size_t nodes) {
+/// The most transfers any node sends and receives per piece (in a file, each is a step or ops at
+/// both ends): every tree edge carries each of its tree's units once a piece.
+std::uint64_t most_transfers_per_piece(const Packed& choice, std::size_t nodes) {
   std::vector<std::uint64_t> steps(nodes, 0);
   for (const std::optional<TreePacking>* part : {&choice.gather, &choice.reduce}) {
     if (!*part) continue;
@@ -193,7 +193,7 @@ std::optional<TreeMethodResult> synthesize_with_trees(
     const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
     double max_transfers, const std::function<double(const Schedule&)>& file_time, bool reductions_alongside,
     const std::function<double(const Schedule&)>& written_file_time, std::uint64_t max_replay_work,
-    std::uint64_t file_steps_per_member) {
+    std::uint64_t file_transfers_per_rank) {
   const bool gathers = kind != CollectiveKind::kReduceScatter;
   const bool reduces = kind != CollectiveKind::kAllGather;
   const Topology transposed = transpose(topology);
@@ -270,17 +270,17 @@ std::optional<TreeMethodResult> synthesize_with_trees(
     std::uint32_t previous = 0;
     std::size_t budgeted = 0;  // chunk counts of this packing within a budget so far
     std::vector<std::uint32_t> counts(std::begin(kChunkCounts), std::end(kChunkCounts));
-    // With a file to write: not past the steps a rank of it holds, and where that is short of
+    // With a file to write: not past the transfers a rank of it holds, and where that is short of
     // the counts above, the deepest pipeline that fits too (mesh-8x8 all-reduce of 1 GiB: 13
     // pieces). Where the file holds deeper ones their files run slower than estimated (threadblocks
     // serialize them), and the written finalists below decide among the counts above.
     std::uint32_t most_pieces = std::numeric_limits<std::uint32_t>::max();
     if (file_time) {
       counts.insert(counts.begin(), std::begin(kFewerChunkCounts), std::end(kFewerChunkCounts));
-      const std::uint64_t per_piece = most_steps_per_piece(choice, topology.node_count());
-      if (file_steps_per_member != 0 && per_piece != 0) {
+      const std::uint64_t per_piece = most_transfers_per_piece(choice, topology.node_count());
+      if (file_transfers_per_rank != 0 && per_piece != 0) {
         most_pieces =
-            static_cast<std::uint32_t>(std::min<std::uint64_t>(file_steps_per_member / per_piece, most_pieces));
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(file_transfers_per_rank / per_piece, most_pieces));
         if (most_pieces == 0) continue;
         const std::uint32_t most_chunks = most_pieces * units;
         if (most_chunks < kChunkCounts[0] && std::find(counts.begin(), counts.end(), most_chunks) == counts.end()) {

@@ -39,12 +39,13 @@ struct TreeMethodResult {
 /// `written_file_time` (with `file_time`): the time of the file as written; the best few by
 /// file_time are written and timed, and the fastest file wins. `max_replay_work` (0: none): a
 /// trial whose replay needs more refill work than this (SimOptions::max_refill_work) drops out.
-/// `file_steps_per_member` (with `file_time`, 0: none): the steps a rank of the file holds; trials
-/// with more on some node are not built, and the most pieces that fit are tried.
+/// `file_transfers_per_rank` (with `file_time`, 0: none): the transfers, sent and received, a rank
+/// of the file holds (SynthOptions::FileModel::transfers_per_rank); trials with more on some node
+/// are not built, and the most pieces that fit are tried.
 std::optional<TreeMethodResult> synthesize_with_trees(
     const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
     double max_transfers, const std::function<double(const Schedule&)>& file_time = {},
     bool reductions_alongside = false, const std::function<double(const Schedule&)>& written_file_time = {},
-    std::uint64_t max_replay_work = 0, std::uint64_t file_steps_per_member = 0);
+    std::uint64_t max_replay_work = 0, std::uint64_t file_transfers_per_rank = 0);
 
 }  // namespace tenet::synth

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The tree method's limits: the replay budget (synthesize_with_trees' max_replay_work), where a
 // trial whose replay needs more refill work drops out and a budget every replay fits changes
-// nothing; and a file's room per rank (file_steps_per_member), which caps the pieces.
+// nothing; and a file's room per rank (file_transfers_per_rank), which caps the pieces.
 
 #include "../support/catch.hpp"
 
