@@ -28,6 +28,24 @@ struct SynthCommandOptions {
   bool json = false;
 };
 
+/// What made the schedule, in words: the result's "method" with its shape.
+std::string method_text(const nlohmann::json& extra) {
+  const std::string method = extra["method"].get<std::string>();
+  if (method == "spanning trees") {
+    const nlohmann::json& trees = extra["trees"];
+    const std::uint32_t pieces = trees["pieces"].get<std::uint32_t>() * trees["units_per_member"].get<std::uint32_t>();
+    return "spanning trees: " + std::to_string(trees["trees"].get<std::uint32_t>()) + ", each member's data cut into " +
+           std::to_string(pieces) + (pieces == 1 ? " piece" : " pieces") + " pipelined along them";
+  }
+  if (method == "boxes and rails") {
+    const nlohmann::json& boxes = extra["box_rails"];
+    return "boxes and rails: " + std::to_string(boxes["boxes"].get<std::uint32_t>()) + " boxes of " +
+           std::to_string(boxes["members_per_box"].get<std::uint32_t>()) +
+           ", spanning trees inside each box, the direct algorithm across each rail (members at one position)";
+  }
+  return "greedy matching of chunks to links, event by event";
+}
+
 void run_synth(const SynthCommandOptions& options) {
   auto thread_limit = limit_threads(options.threads);
   check_schedule_output(options.output, {options.collective.topology});
@@ -92,6 +110,7 @@ void run_synth(const SynthCommandOptions& options) {
     facts.add_row({"lower bound", bound_summary(bound, report.time_us)});
     facts.add_row({"bound terms", bound_terms_text(bound)});
     facts.add_row({"chunks per NPU", std::to_string(chunks) + (loaded.auto_chunks ? " (auto)" : "")});
+    facts.add_row({"method", method_text(extra)});
     if (extra["transfers_carry"] != "one chunk" || extra["transfers_routed"] == true) {
       std::string carry;
       const std::string carries = extra["transfers_carry"].get<std::string>();
@@ -119,13 +138,9 @@ void run_synth(const SynthCommandOptions& options) {
             "other groups; plan " +
             format_time_us(extra["overlay_plan_us"].get<double>()) + "), routed through the switches";
       } else if (extra["method"] == "spanning trees") {
-        switches = "spanning trees, each edge a route through the switches";
+        switches = "each tree edge a route through the switches";
       } else if (extra["method"] == "boxes and rails") {
-        const nlohmann::json& boxes = extra["box_rails"];
-        switches = std::to_string(boxes["boxes"].get<std::uint32_t>()) + " boxes of " +
-                   std::to_string(boxes["members_per_box"].get<std::uint32_t>()) +
-                   ": spanning trees inside each box, the direct algorithm across each rail (members at one "
-                   "position), routed by the switches";
+        switches = "routed by the switches";
       } else if (extra.contains("sender_order")) {
         switches += " (planned on the physical links), " + extra["sender_order"].get<std::string>() + " matching";
       } else {

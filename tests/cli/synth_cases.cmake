@@ -3,6 +3,11 @@
 
 tenet_cli_test(synth_torus EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --size 1MiB
   STDOUT "verified             yes")
+# The method row: what made the schedule.
+tenet_cli_test(synth_method_matching EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --size 1MiB
+  STDOUT "method               greedy matching of chunks to links, event by event")
+tenet_cli_test(synth_method_trees EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allreduce --size 64MiB
+  STDOUT "method               spanning trees: 18, each member's data cut into")
 tenet_cli_test(synth_fig15 EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --size 9MB --json
   STDOUT "\"time_us\": 82.0,")
 tenet_cli_test(synth_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-4x4-failed-7-9.json -c allreduce --size 1MiB
