@@ -9,9 +9,10 @@
 //                 reduce-scatter o[c - r*C] for its own chunks and scratch for the others.
 // Each transfer is replayed in the verifier's order (chunk_places.cpp; effective times: reads when
 // it starts, writes when it ends, ends first on ties) to learn where every chunk is read and
-// written, once for all layouts; its chunk list is cut into pieces contiguous in all those places (and at most `cap` long). A piece is
-// a send step on the sender (`s`) and a receive step on the receiver (`r` for a copy, `rrc` with
-// the receiver's own value as the local operand for a reduction).
+// written, once for all layouts; its chunk list is cut into pieces contiguous in all those places
+// (and at most `cap` long). A piece is a send step on the sender (`s`) and a receive step on the
+// receiver (`r` for a copy, `rrc` with the receiver's own value as the local operand for a
+// reduction).
 //
 // Staging (LayoutChoices::stage). A transfer whose chunks lie apart where they are read or written
 // (an aggregated transfer of chunks 6, 14 and 22) would be a step per run, each paying the

@@ -410,7 +410,6 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   struct Timed {
     MscclProgram program;
     MscclWritten written;  ///< all but the text
-    LayoutChoices choices;
   };
   std::vector<Timed> timed;
   std::string first_failure;
@@ -434,8 +433,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       const double time_us = runtime_time_us(program, schedule, topology);
       result.layout = Timed{
           std::move(program),
-          {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order},
-          choices};
+          {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order}};
     } catch (const InputError& error) {  // deadlocks at this size: the interpreter says why below
       result.failure = error.what();
     }
