@@ -145,14 +145,14 @@ std::string write_msccl_xml(const std::string& path, const Schedule& schedule, c
 std::string write_plan(const std::string& path, const Schedule& schedule, const Topology& topology,
                        const MscclppOptions& options, double& time_us) {
   std::string reason;
-  const std::optional<std::string> text = schedule_to_mscclpp_plan(schedule, topology, options, reason);
-  if (!text) {
+  const std::optional<TimedMscclppPlan> plan = schedule_to_timed_mscclpp_plan(schedule, topology, options, reason);
+  if (!plan) {
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
     return "no MSCCL++ plan: " + reason;
   }
-  write_file_atomically(path, *text);
-  time_us = simulate(topology, mscclpp_plan_to_schedule(*text, path, topology, schedule.size_bytes())).time_us;
+  write_file_atomically(path, plan->text);
+  time_us = plan->time_us;
   return "";
 }
 

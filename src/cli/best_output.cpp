@@ -21,10 +21,9 @@ std::string file_of(const ScheduleOutput& output, const BestCandidate& candidate
   const Schedule& schedule = *candidate.schedule;
   try {
     if (output.plan()) {
-      std::string text = schedule_to_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp));
-      time.file_time_us =
-          simulate(topology, mscclpp_plan_to_schedule(text, output.path, topology, schedule.size_bytes())).time_us;
-      return text;
+      TimedMscclppPlan plan = schedule_to_timed_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp));
+      time.file_time_us = plan.time_us;
+      return std::move(plan.text);
     }
     if (output.xml()) {
       MscclWritten written = write_msccl_xml(schedule, topology, msccl_write_options(output.msccl));

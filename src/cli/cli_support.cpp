@@ -425,15 +425,14 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
   WrittenFile file;
   if (output.plan()) {
     std::string reason;
-    const std::optional<std::string> text =
-        schedule_to_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp), reason);
-    if (!text)
+    const std::optional<TimedMscclppPlan> plan =
+        schedule_to_timed_mscclpp_plan(schedule, topology, mscclpp_write_options(output.mscclpp), reason);
+    if (!plan)
       throw InputError("", "--output",
                        "'" + output.path + "': the schedule cannot be written as an MSCCL++ plan: " + reason);
     file.runtime = "MSCCL++ plan";
-    file.time_us =
-        simulate(topology, mscclpp_plan_to_schedule(*text, output.path, topology, schedule.size_bytes())).time_us;
-    write_file_atomically(output.path, *text);
+    file.time_us = plan->time_us;
+    write_file_atomically(output.path, plan->text);
     return file;
   }
   if (!output.xml()) {

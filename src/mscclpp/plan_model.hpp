@@ -158,7 +158,8 @@ struct ExecutionResult {
 ExecutionResult execute_plan(const Plan& plan, bool check_result, bool record);
 
 /// The transfers an execution recorded, as a schedule of the plan's collective of `size_bytes`
-/// (plan_verify.cpp): what the simulator times.
-Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, std::uint64_t size_bytes);
+/// with rank r on NPU members[r] (plan_verify.cpp): what the simulator times.
+Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, std::uint64_t size_bytes,
+                           const std::vector<NodeId>& members);
 
 }  // namespace tenet::mscclpp_detail

@@ -72,12 +72,16 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
   }
   if (!problem.empty()) throw InputError(source, "", "the plan does not execute: " + problem);
 
-  return mscclpp_detail::executed_schedule(plan, execution, size_bytes);
+  // A plan says nothing of where its ranks run: rank r on NPU r.
+  std::vector<NodeId> members(plan.gpus.size());
+  std::iota(members.begin(), members.end(), NodeId{0});
+  return mscclpp_detail::executed_schedule(plan, execution, size_bytes, members);
 }
 
 namespace mscclpp_detail {
 
-Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, std::uint64_t size_bytes) {
+Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, std::uint64_t size_bytes,
+                           const std::vector<NodeId>& members) {
   const CollectiveKind kind = plan.collective == "allgather"       ? CollectiveKind::kAllGather
                               : plan.collective == "reducescatter" ? CollectiveKind::kReduceScatter
                                                                    : CollectiveKind::kAllReduce;
@@ -88,8 +92,7 @@ Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, s
       kind == CollectiveKind::kAllGather ? plan.gpus[0].output_chunks : plan.gpus[0].input_chunks);
   const std::uint32_t per_member = plan_chunks % ranks == 0 ? plan_chunks / ranks : plan_chunks;
   const std::uint32_t split = per_member * ranks / plan_chunks;  // schedule chunks per plan chunk
-  std::vector<NodeId> members(ranks);
-  std::iota(members.begin(), members.end(), NodeId{0});
+  if (members.size() != ranks) throw std::logic_error("executed_schedule: a member per rank is needed");
   Schedule schedule(kind, size_bytes, members, per_member, plan.name.empty() ? "mscclpp plan" : plan.name);
   const std::uint32_t count = schedule.chunk_count();
   std::vector<ChunkId> chunks;
@@ -101,8 +104,9 @@ Schedule executed_schedule(const Plan& plan, const ExecutionResult& execution, s
             static_cast<ChunkId>((static_cast<std::uint64_t>(transfer.first_chunk + k) * split + part) % count));
       }
     }
-    schedule.add(static_cast<NodeId>(transfer.src_rank), static_cast<NodeId>(transfer.dst_rank), TransferKind::kCopy,
-                 chunks, transfer.deps, 0.0, 0.0);
+    schedule.add(members[static_cast<std::size_t>(transfer.src_rank)],
+                 members[static_cast<std::size_t>(transfer.dst_rank)], TransferKind::kCopy, chunks, transfer.deps, 0.0,
+                 0.0);
   }
   return schedule;
 }

@@ -194,18 +194,42 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
                        std::to_string(kMaxOpsPerThreadblock) + "; use fewer chunks per NPU (--chunks-per-npu)");
 }
 
+/// The plan's text, read back and executed as a user's file would be (its transfers recorded
+/// where `record`).
+struct CheckedPlan {
+  std::string text;
+  mscclpp_detail::Plan reread;
+  mscclpp_detail::ExecutionResult execution;
+};
+CheckedPlan checked_plan(const Schedule& schedule, const Topology& topology, const MscclppOptions& options,
+                         bool record) {
+  const std::string name = options.name.empty() ? default_name(schedule) : options.name;
+  CheckedPlan checked;
+  checked.text = plan_to_text(fitting_plan(schedule, topology, options, name));
+  // The written text, not the plan in memory, is what the executor runs: check that.
+  checked.reread = parse_plan(checked.text, name);
+  std::string problem = check_plan_rules(checked.reread);
+  if (problem.empty()) {
+    checked.execution = execute_plan(checked.reread, true, record);
+    problem = checked.execution.error;
+  }
+  if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);
+  return checked;
+}
+
 }  // namespace
 
 std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
                                      const MscclppOptions& options) {
-  const std::string name = options.name.empty() ? default_name(schedule) : options.name;
-  const std::string text = plan_to_text(fitting_plan(schedule, topology, options, name));
-  // The written text, not the plan in memory, is what the executor runs: check that.
-  const mscclpp_detail::Plan reread = parse_plan(text, name);
-  std::string problem = check_plan_rules(reread);
-  if (problem.empty()) problem = execute_plan(reread, true, false).error;
-  if (!problem.empty()) throw std::logic_error("tenet wrote an MSCCL++ plan that does not verify: " + problem);
-  return text;
+  return checked_plan(schedule, topology, options, false).text;
+}
+
+TimedMscclppPlan schedule_to_timed_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                                const MscclppOptions& options) {
+  CheckedPlan checked = checked_plan(schedule, topology, options, true);
+  const Schedule executed =
+      mscclpp_detail::executed_schedule(checked.reread, checked.execution, schedule.size_bytes(), schedule.members());
+  return {std::move(checked.text), simulate(topology, executed).time_us};
 }
 
 double mscclpp_plan_time_us(const Schedule& schedule, const Topology& topology, const MscclppOptions& options) {
@@ -214,7 +238,9 @@ double mscclpp_plan_time_us(const Schedule& schedule, const Topology& topology, 
   const mscclpp_detail::ExecutionResult execution = mscclpp_detail::execute_plan(plan, false, true);
   if (!execution.error.empty())
     throw std::logic_error("tenet laid out an MSCCL++ plan that does not execute: " + execution.error);
-  return simulate(topology, mscclpp_detail::executed_schedule(plan, execution, schedule.size_bytes())).time_us;
+  return simulate(topology,
+                  mscclpp_detail::executed_schedule(plan, execution, schedule.size_bytes(), schedule.members()))
+      .time_us;
 }
 
 std::uint64_t mscclpp_transfer_room(const MscclppOptions& options) { return ops_room(options) / kOpsPerTransferEnd; }
@@ -241,16 +267,36 @@ bool mscclpp_plan_fits(const Schedule& schedule, const Topology& topology, const
   }
 }
 
+namespace {
+
+/// An InputError's problems as one line: where, then what.
+std::string reason_of(const InputError& error) {
+  std::string reason;
+  for (const InputProblem& problem : error.problems()) {
+    if (!reason.empty()) reason += "; ";
+    reason += problem.where.empty() ? problem.message : problem.where + ": " + problem.message;
+  }
+  return reason;
+}
+
+}  // namespace
+
 std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
                                                     const MscclppOptions& options, std::string& reason) {
   try {
     return schedule_to_mscclpp_plan(schedule, topology, options);
   } catch (const InputError& error) {
-    reason.clear();
-    for (const InputProblem& problem : error.problems()) {
-      if (!reason.empty()) reason += "; ";
-      reason += problem.where.empty() ? problem.message : problem.where + ": " + problem.message;
-    }
+    reason = reason_of(error);
+    return std::nullopt;
+  }
+}
+
+std::optional<TimedMscclppPlan> schedule_to_timed_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                                               const MscclppOptions& options, std::string& reason) {
+  try {
+    return schedule_to_timed_mscclpp_plan(schedule, topology, options);
+  } catch (const InputError& error) {
+    reason = reason_of(error);
     return std::nullopt;
   }
 }

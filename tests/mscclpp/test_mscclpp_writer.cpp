@@ -236,6 +236,10 @@ TEST_CASE("A plan's time from memory is the time of its written text", "[mscclpp
         const double from_file =
             simulate(topology, mscclpp_plan_to_schedule(text, "plan", topology, schedule->size_bytes())).time_us;
         CHECK(mscclpp_plan_time_us(*schedule, topology, {}) == from_file);
+        // And the text with its time, read back and executed once for both.
+        const TimedMscclppPlan timed = schedule_to_timed_mscclpp_plan(*schedule, topology, {});
+        CHECK(timed.text == text);
+        CHECK(timed.time_us == from_file);
       }
     }
   }

@@ -65,6 +65,17 @@ std::string schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& t
 /// segments of at most 64 ops, its threadblocks can still be too many (mscclpp_plan_fits).
 bool mscclpp_threadblocks_suffice(const Schedule& schedule, const Topology& topology, const MscclppOptions& options);
 
+/// A plan's text and its time as the runtime runs it (`tenet simulate`'s model), with rank r on
+/// NPU members[r] of the schedule.
+struct TimedMscclppPlan {
+  std::string text;
+  double time_us = 0.0;
+};
+/// schedule_to_mscclpp_plan's text and the time of that text, read back and executed once for
+/// both. Throws as schedule_to_mscclpp_plan does.
+TimedMscclppPlan schedule_to_timed_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                                const MscclppOptions& options);
+
 /// The time of the plan schedule_to_mscclpp_plan writes, as `tenet simulate` times it, from the
 /// plan in memory: for ranking candidates, without printing, re-reading and checking the text
 /// (which the written file still gets). Throws InputError where the plan cannot be written.
@@ -84,6 +95,8 @@ bool mscclpp_plan_fits(const Schedule& schedule, const Topology& topology, const
 /// files and note the ones that cannot be written.
 std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
                                                     const MscclppOptions& options, std::string& reason);
+std::optional<TimedMscclppPlan> schedule_to_timed_mscclpp_plan(const Schedule& schedule, const Topology& topology,
+                                                               const MscclppOptions& options, std::string& reason);
 
 /// Nodes of the topology's members as the writer sees them (MscclppOptions::ranks_per_node 0):
 /// node id per rank. Exposed for tests and messages.
