@@ -51,8 +51,8 @@ void write_mscclpp_plan(const std::string& path, const Schedule& schedule, const
   write_file_atomically(path, *text);
 }
 
-void run_verify_plan(const std::string& path, const Topology& topology, bool json) {
-  const MscclppVerifyResult verdict = verify_mscclpp_plan(read_file(path), path, &topology);
+void run_verify_plan(const std::string& path, const Topology& topology, bool json, const std::vector<NodeId>& members) {
+  const MscclppVerifyResult verdict = verify_mscclpp_plan(read_file(path), path, &topology, members);
   if (json) {
     nlohmann::json document = {{"schedule", path}, {"verified", verdict.ok}, {"format", "mscclpp-plan"}};
     if (verdict.ok) {

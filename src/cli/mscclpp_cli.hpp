@@ -39,6 +39,7 @@ void write_mscclpp_plan(const std::string& path, const Schedule& schedule, const
                         const MscclppOptions& options);
 
 /// `tenet verify` of a plan: prints the verdict (or JSON), throws Exit{1} when it does not verify.
-void run_verify_plan(const std::string& path, const Topology& topology, bool json);
+void run_verify_plan(const std::string& path, const Topology& topology, bool json,
+                     const std::vector<NodeId>& members = {});
 
 }  // namespace tenet::cli

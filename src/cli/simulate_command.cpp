@@ -89,10 +89,12 @@ LoadedFile load_xml(const std::string& path, const Topology& topology, std::uint
 
 /// An MSCCL++ plan, for `size` bytes (0: 64 MiB, tenet's default collective size; a plan does
 /// not say which size it was made for and runs for many).
-LoadedFile load_plan(const std::string& path, const Topology& topology, std::uint64_t size) {
+LoadedFile load_plan(const std::string& path, const Topology& topology, std::uint64_t size,
+                     const std::vector<NodeId>& members) {
   const std::string text = read_file(path);
-  const MscclppVerifyResult verdict = verify_mscclpp_plan(text, path, &topology);
-  Schedule schedule = mscclpp_plan_to_schedule(text, path, topology, size != 0 ? size : std::uint64_t{64} << 20);
+  const MscclppVerifyResult verdict = verify_mscclpp_plan(text, path, &topology, members);
+  Schedule schedule =
+      mscclpp_plan_to_schedule(text, path, topology, size != 0 ? size : std::uint64_t{64} << 20, members);
   return {std::move(schedule), verdict.ok, verdict.error, false};
 }
 
@@ -101,12 +103,13 @@ void run_simulate(const SimulateOptions& options) {
   const std::uint64_t size = options.size.empty() ? 0 : parse_size(options.size, "--size");
   const Topology topology = load_topology(options.topology);
   // Correctness does not depend on the size, so the schedule is verified as written.
-  if (!options.members.empty() && !is_xml(options.schedule)) {
-    throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
+  if (!options.members.empty() && !is_xml(options.schedule) && !is_plan_path(options.schedule)) {
+    throw InputError("", "--members",
+                     "applies to MSCCL XML files and MSCCL++ plans; a schedule file names its own members");
   }
   const std::vector<NodeId> members =
       options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
-  const LoadedFile file = is_plan_path(options.schedule) ? load_plan(options.schedule, topology, size)
+  const LoadedFile file = is_plan_path(options.schedule) ? load_plan(options.schedule, topology, size, members)
                           : is_xml(options.schedule)     ? load_xml(options.schedule, topology, size, members)
                                                          : load_json(options.schedule, topology);
   const Schedule& loaded = file.schedule;
@@ -237,7 +240,7 @@ void register_simulate_command(CLI::App& app) {
       ->required();
   simulate_command->add_option(
       "--members", options->members,
-      "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
+      "The NPUs an MSCCL file's or MSCCL++ plan's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
   simulate_command->add_option("--size", options->size,
                                "Simulate the same schedule for another collective size, e.g. 1GiB (an .xml without "
                                "tenet's comment needs it; a .plan.json defaults to 64MiB)");

@@ -64,11 +64,14 @@ void run_verify(const VerifyOptions& options) {
   const Topology topology = load_topology(options.topology);
   const bool xml =
       options.schedule.size() >= 4 && options.schedule.compare(options.schedule.size() - 4, 4, ".xml") == 0;
-  if (!options.members.empty() && !xml) {
-    throw InputError("", "--members", "applies to MSCCL XML files; a schedule file names its own members");
+  if (!options.members.empty() && !xml && !is_plan_path(options.schedule)) {
+    throw InputError("", "--members",
+                     "applies to MSCCL XML files and MSCCL++ plans; a schedule file names its own members");
   }
   if (is_plan_path(options.schedule)) {
-    run_verify_plan(options.schedule, topology, options.json);
+    const std::vector<NodeId> members =
+        options.members.empty() ? std::vector<NodeId>{} : parse_members(options.members, topology, "--members");
+    run_verify_plan(options.schedule, topology, options.json, members);
     return;
   }
   if (xml) {
@@ -109,7 +112,8 @@ void register_verify_command(CLI::App& app) {
           "Schedule file written by tenet synth -o (.json), an MSCCL algorithm (.xml) or an MSCCL++ plan (.plan.json)")
       ->required();
   verify->add_option("--members", options->members,
-                     "The NPUs an MSCCL file's ranks run on, e.g. 0,1,2,3 (default: all NPUs of the topology)");
+                     "The NPUs an MSCCL file's or MSCCL++ plan's ranks run on, e.g. 0,1,2,3 (default: all NPUs of "
+                     "the topology)");
   verify->add_flag("--json", options->json, "Print one JSON document");
   verify->callback([options] { run_verify(*options); });
 }

@@ -25,19 +25,30 @@ MscclppProtocol parse_mscclpp_protocol(const std::string& text, const std::strin
 
 namespace {
 
-void check_rank_count(const mscclpp_detail::Plan& plan, const Topology& topology, const std::string& source) {
+void check_rank_count(const mscclpp_detail::Plan& plan, const Topology& topology, const std::string& source,
+                      const std::vector<NodeId>& members) {
+  if (!members.empty()) {
+    if (plan.gpus.size() != members.size()) {
+      throw InputError(source, "/gpus",
+                       "the plan has " + std::to_string(plan.gpus.size()) + " ranks but --members names " +
+                           std::to_string(members.size()) + " NPUs; rank r runs on the r-th of them");
+    }
+    return;
+  }
   if (plan.gpus.size() != topology.npu_count()) {
     throw InputError(source, "/gpus",
                      "the plan has " + std::to_string(plan.gpus.size()) + " ranks but topology '" + topology.name +
-                         "' has " + std::to_string(topology.npu_count()) + " NPUs; rank r runs on NPU r");
+                         "' has " + std::to_string(topology.npu_count()) +
+                         " NPUs; rank r runs on NPU r (--members names the NPUs of a plan of fewer ranks)");
   }
 }
 
 }  // namespace
 
-MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::string& source, const Topology* topology) {
+MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::string& source, const Topology* topology,
+                                        const std::vector<NodeId>& members) {
   const mscclpp_detail::Plan plan = parse_plan(text, source);
-  if (topology != nullptr) check_rank_count(plan, *topology, source);
+  if (topology != nullptr) check_rank_count(plan, *topology, source, members);
   MscclppVerifyResult result;
   result.name = plan.name;
   result.collective = plan.collective;
@@ -61,9 +72,9 @@ MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::stri
 }
 
 Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& source, const Topology& topology,
-                                  std::uint64_t size_bytes) {
+                                  std::uint64_t size_bytes, const std::vector<NodeId>& members) {
   const mscclpp_detail::Plan plan = parse_plan(text, source);
-  check_rank_count(plan, topology, source);
+  check_rank_count(plan, topology, source, members);
   std::string problem = check_plan_rules(plan);
   ExecutionResult execution;
   if (problem.empty()) {
@@ -72,10 +83,11 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
   }
   if (!problem.empty()) throw InputError(source, "", "the plan does not execute: " + problem);
 
-  // A plan says nothing of where its ranks run: rank r on NPU r.
-  std::vector<NodeId> members(plan.gpus.size());
-  std::iota(members.begin(), members.end(), NodeId{0});
-  return mscclpp_detail::executed_schedule(plan, execution, size_bytes, members);
+  // A plan says nothing of where its ranks run: rank r on NPU r unless the caller says.
+  if (!members.empty()) return mscclpp_detail::executed_schedule(plan, execution, size_bytes, members);
+  std::vector<NodeId> all(plan.gpus.size());
+  std::iota(all.begin(), all.end(), NodeId{0});
+  return mscclpp_detail::executed_schedule(plan, execution, size_bytes, all);
 }
 
 namespace mscclpp_detail {

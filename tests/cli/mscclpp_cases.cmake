@@ -34,8 +34,12 @@ tenet_cli_test(plan_finalists_timed EXIT 0 ARGS synth -t ${TOPOLOGIES}/mesh-6x6.
 
 # A sub-collective's plan is timed with its ranks on the members' NPUs (rank r is member r); timing
 # it as a file read alone, rank r on NPU r, refused it for its rank count.
-tenet_cli_test(plan_members EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --members 8-15
-  -o members.plan.json STDOUT "wrote                members.plan.json")
+tenet_cli_test(plan_members_write EXIT 0 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allreduce --members 8-15
+  -o members.plan.json STDOUT "time                 2.014 ms")
+# --members says where such a plan's ranks run (the plan names no NPUs).
+tenet_cli_test(plan_members_verify EXIT 0 ARGS simulate -t ${TOPOLOGIES}/torus-4x4.json members.plan.json
+  --members 8-15 STDOUT "time                              2.014 ms")
+tenet_plan_pair(plan_members)
 
 tenet_cli_test(plan_example_verify EXIT 2 ARGS verify -t ${TOPOLOGIES}/mesh-3x3.json ${PLANS}/ring_allgather_3.plan.json
   STDERR "error: ${PLANS}/ring_allgather_3.plan.json: /gpus: the plan has 3 ranks but topology 'mesh-3x3' has 9 NPUs; rank r runs on NPU r")

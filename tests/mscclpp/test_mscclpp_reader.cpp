@@ -138,7 +138,20 @@ TEST_CASE("Malformed plans are input errors naming the field", "[mscclpp][reader
   const Topology topology = shipped("switch-8");
   CHECK_THROWS_WITH(
       verify_mscclpp_plan(example().dump(), "x.plan.json", &topology),
-      "error: x.plan.json: /gpus: the plan has 3 ranks but topology 'switch-8' has 8 NPUs; rank r runs on NPU r");
+      "error: x.plan.json: /gpus: the plan has 3 ranks but topology 'switch-8' has 8 NPUs; rank r runs on NPU r "
+      "(--members names the NPUs of a plan of fewer ranks)");
+  // With the NPUs its ranks run on, a plan of fewer ranks verifies, on those NPUs.
+  const std::vector<NodeId> three = {5, 6, 7};
+  CHECK(verify_mscclpp_plan(example().dump(), "x.plan.json", &topology, three).ok);
+  const Schedule on_three = mscclpp_plan_to_schedule(example().dump(), "x.plan.json", topology, 3 << 20, three);
+  CHECK(on_three.members() == three);
+  for (const Transfer& transfer : on_three.transfers()) {
+    CHECK(transfer.src >= 5);
+    CHECK(transfer.dst >= 5);
+  }
+  CHECK_THROWS_WITH(verify_mscclpp_plan(example().dump(), "x.plan.json", &topology, {5, 6}),
+                    "error: x.plan.json: /gpus: the plan has 3 ranks but --members names 2 NPUs; rank r runs on the "
+                    "r-th of them");
 }
 
 TEST_CASE("Plans take the time of their schedules on point-to-point topologies", "[mscclpp][time]") {

@@ -121,14 +121,17 @@ struct MscclppVerifyResult {
 
 /// Parses and verifies a plan; never throws on a bad plan except for malformed JSON and wrongly
 /// typed or missing fields, which are InputErrors naming `source` and the JSON pointer. With a
-/// topology, the plan's rank count must be its NPU count (InputError otherwise).
-MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::string& source, const Topology* topology);
+/// topology, the plan's rank count must be its NPU count, or the count of `members` where given
+/// (the NPUs its ranks run on: a sub-collective's plan names none) (InputError otherwise).
+MscclppVerifyResult verify_mscclpp_plan(const std::string& text, const std::string& source, const Topology* topology,
+                                        const std::vector<NodeId>& members = {});
 
 /// The plan as a Schedule of `size_bytes` for the simulator: every put (or get) is a transfer from
 /// the rank whose data moves to the rank it lands on, depending on what its threadblock learned
-/// before it (its earlier ops, waits on signals, semaphores). Rank r is NPU r. Throws InputError
-/// for a plan that does not execute (verify_mscclpp_plan says why) or does not fit the topology.
+/// before it (its earlier ops, waits on signals, semaphores). Rank r is NPU members[r], NPU r
+/// without `members`. Throws InputError for a plan that does not execute (verify_mscclpp_plan says
+/// why) or does not fit the topology.
 Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& source, const Topology& topology,
-                                  std::uint64_t size_bytes);
+                                  std::uint64_t size_bytes, const std::vector<NodeId>& members = {});
 
 }  // namespace tenet
