@@ -59,8 +59,8 @@ ChunkPlaces place_chunks(const WriterContext& context) {
   places.start_order = std::move(times.by_start);
 
   const auto home = [&](int rank, ChunkId chunk) {
-    return places.written[places.slot(context, rank, chunk)] ? work_place(context, rank, static_cast<int>(chunk))
-                                                             : initial_place(context, rank, static_cast<int>(chunk));
+    return places.written[context.slot(rank, chunk)] ? work_place(context, rank, static_cast<int>(chunk))
+                                                     : initial_place(context, rank, static_cast<int>(chunk));
   };
   using Pending = std::pair<double, TransferId>;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
@@ -72,7 +72,7 @@ ChunkPlaces place_chunks(const WriterContext& context) {
     const auto chunks = schedule.chunks_of(transfer);
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const std::uint64_t e = places.entry_base[t] + i;
-      const std::size_t slot = places.slot(context, rank, chunks[i]);
+      const std::size_t slot = context.slot(rank, chunks[i]);
       places.operand[e] = home(rank, chunks[i]);
       places.write[e] = work_place(context, rank, static_cast<int>(chunks[i]));
       places.written[slot] = 1;
@@ -92,7 +92,7 @@ ChunkPlaces place_chunks(const WriterContext& context) {
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const std::uint64_t e = places.entry_base[t] + i;
       places.read[e] = home(rank, chunks[i]);
-      places.writer_of_read[e] = last_writer[places.slot(context, rank, chunks[i])];
+      places.writer_of_read[e] = last_writer[context.slot(rank, chunks[i])];
     }
     pending.push({end[t], t});
   }

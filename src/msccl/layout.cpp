@@ -72,7 +72,7 @@ class Layout {
  private:
   Location initial(int rank, int chunk) const { return initial_place(context_, rank, chunk); }
   Location work(int rank, int chunk) const { return work_place(context_, rank, chunk); }
-  std::size_t slot(int rank, ChunkId chunk) const { return context_.places.slot(context_, rank, chunk); }
+  std::size_t slot(int rank, ChunkId chunk) const { return context_.slot(rank, chunk); }
 
   // ---- pieces -----------------------------------------------------------------------------------
 

@@ -30,8 +30,6 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
-struct WriterContext;
-
 constexpr TransferId kNoTransfer = ~TransferId{0};
 
 /// Where each chunk of each transfer is read and written (chunk_places.cpp): one entry per chunk
@@ -46,8 +44,6 @@ struct ChunkPlaces {
   std::vector<std::uint64_t> send_event;   ///< replay events: sends at their start, receives at their end
   std::vector<std::uint64_t> recv_event;
   std::vector<TransferId> start_order;
-
-  std::size_t slot(const WriterContext& context, int rank, ChunkId chunk) const;
 };
 
 /// What the writer knows about the collective, fixed for all layouts it tries.
@@ -61,11 +57,12 @@ struct WriterContext {
   int fifo_calls = 2;
   std::vector<int> rank_of;  ///< NPU id -> rank, -1 for non-members
   ChunkPlaces places;        ///< place_chunks(), before any layout
-};
 
-inline std::size_t ChunkPlaces::slot(const WriterContext& context, int rank, ChunkId chunk) const {
-  return static_cast<std::size_t>(rank) * static_cast<std::size_t>(context.chunks) + chunk;
-}
+  /// Index of (rank, chunk) in rank x chunk tables (ChunkPlaces::written).
+  std::size_t slot(int rank, ChunkId chunk) const {
+    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(chunks) + chunk;
+  }
+};
 
 /// Where `rank` holds `chunk` before it receives into it ({} for an all-gather chunk it does not
 /// have), and where it keeps it from its first receive on (layout.cpp's mapping).

@@ -84,10 +84,12 @@ Schedule mscclpp_plan_to_schedule(const std::string& text, const std::string& so
   if (!problem.empty()) throw InputError(source, "", "the plan does not execute: " + problem);
 
   // A plan says nothing of where its ranks run: rank r on NPU r unless the caller says.
-  if (!members.empty()) return mscclpp_detail::executed_schedule(plan, execution, size_bytes, members);
-  std::vector<NodeId> all(plan.gpus.size());
-  std::iota(all.begin(), all.end(), NodeId{0});
-  return mscclpp_detail::executed_schedule(plan, execution, size_bytes, all);
+  std::vector<NodeId> on = members;
+  if (on.empty()) {
+    on.resize(plan.gpus.size());
+    std::iota(on.begin(), on.end(), NodeId{0});
+  }
+  return mscclpp_detail::executed_schedule(plan, execution, size_bytes, on);
 }
 
 namespace mscclpp_detail {

@@ -269,36 +269,32 @@ bool mscclpp_plan_fits(const Schedule& schedule, const Topology& topology, const
 
 namespace {
 
-/// An InputError's problems as one line: where, then what.
-std::string reason_of(const InputError& error) {
-  std::string reason;
-  for (const InputProblem& problem : error.problems()) {
-    if (!reason.empty()) reason += "; ";
-    reason += problem.where.empty() ? problem.message : problem.where + ": " + problem.message;
+/// What `write` returns, or nullopt with `reason` set to the InputError's problems on one line
+/// (where, then what).
+template <class Write>
+auto or_reason(const Write& write, std::string& reason) -> std::optional<decltype(write())> {
+  try {
+    return write();
+  } catch (const InputError& error) {
+    reason.clear();
+    for (const InputProblem& problem : error.problems()) {
+      if (!reason.empty()) reason += "; ";
+      reason += problem.where.empty() ? problem.message : problem.where + ": " + problem.message;
+    }
+    return std::nullopt;
   }
-  return reason;
 }
 
 }  // namespace
 
 std::optional<std::string> schedule_to_mscclpp_plan(const Schedule& schedule, const Topology& topology,
                                                     const MscclppOptions& options, std::string& reason) {
-  try {
-    return schedule_to_mscclpp_plan(schedule, topology, options);
-  } catch (const InputError& error) {
-    reason = reason_of(error);
-    return std::nullopt;
-  }
+  return or_reason([&] { return schedule_to_mscclpp_plan(schedule, topology, options); }, reason);
 }
 
 std::optional<TimedMscclppPlan> schedule_to_timed_mscclpp_plan(const Schedule& schedule, const Topology& topology,
                                                                const MscclppOptions& options, std::string& reason) {
-  try {
-    return schedule_to_timed_mscclpp_plan(schedule, topology, options);
-  } catch (const InputError& error) {
-    reason = reason_of(error);
-    return std::nullopt;
-  }
+  return or_reason([&] { return schedule_to_timed_mscclpp_plan(schedule, topology, options); }, reason);
 }
 
 }  // namespace tenet

@@ -229,6 +229,7 @@ class Builder {
     }
     // Writes per place of each rank, to find the places a put may fill directly, and each
     // place's first touch: flat, rank x place (a map of pairs took most of the layout's time).
+    // A collective's ranks each touch nearly every chunk, so the map held as many entries.
     int most_place = 0;
     for (std::size_t t = 0; t < count; ++t) {
       for (const std::vector<Loc>* locs : {&read_[t], &write_[t], &operand_[t]}) {
