@@ -73,6 +73,9 @@ class FlowNetwork {
   void next_epoch();
   void collect_component(LinkId seed, double level);
   void fill_component(double level);
+  /// Freezes the flows still rising through `saturated_link` at `share` and takes them off their
+  /// links (with `scanned`, keeping the scan's shares current); returns the routes' flows frozen.
+  std::size_t freeze_at(LinkId saturated_link, double share, bool scanned);
   void apply_rates(double now);
   /// The end of the route's first pending flow at its current rate.
   End end_of(RouteFlowsId group) const;
@@ -107,6 +110,7 @@ class FlowNetwork {
     /// Its routes' flows that the component refills: rising_groups_[first_rising, end_rising).
     std::uint32_t first_rising = 0;
     std::uint32_t end_rising = 0;
+    std::uint32_t slot = 0;  ///< its index in scan_link_ while a small component is filled
   };
   std::vector<LinkFill> fill_state_;
   std::vector<double> busy_since_;
@@ -155,6 +159,9 @@ class FlowNetwork {
   };
   std::vector<Share> fill_;
   std::vector<LinkId> component_links_;
+  /// A small component's links with flows still rising, and their shares (fill_component).
+  std::vector<double> scan_share_;
+  std::vector<LinkId> scan_link_;
   std::vector<RouteFlowsId> component_groups_;
   /// Per component link, in the order of its members_, the routes' flows the refill raises: a
   /// saturated link freezes these without walking past the many slower flows it keeps (a direct

@@ -51,7 +51,8 @@
 //    flows of a route move together, so their order of ending is fixed when they start). Tree
 //    pipelines through switches put several pieces on one route at once: tree-4x8's all-reduce
 //    of 16 MiB refills 367 flows at a time, on 145 routes.
-// A component is filled with a heap of per-link shares (flow_network.cpp).
+// A component is filled with a heap of per-link shares, or a scan of them when it has few links
+// (flow_network.cpp).
 //
 // Symmetry. On a torus where every translation maps the network and the schedule onto
 // themselves (every NPU does the same thing, shifted: direct and bucket collectives), translated
