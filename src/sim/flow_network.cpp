@@ -17,7 +17,7 @@ constexpr double kNoLevel = std::numeric_limits<double>::infinity();
 /// heap entry.
 constexpr std::size_t kRebuildFactor = 2;
 /// Components of at most this many links are filled by a scan of their shares (fill_component).
-constexpr std::size_t kScannedLinks = 64;
+constexpr std::size_t kScannedLinks = 128;
 
 }  // namespace
 
@@ -245,10 +245,11 @@ void FlowNetwork::fill_component(double level) {
   // capacity per unfrozen flow is smallest saturates first and freezes its flows at that share.
   for (RouteFlowsId group : component_groups_) state_[group].new_rate = -1.0;
   std::size_t rising = component_groups_.size();
-  // Few links (a tree replay through switches refills about 47 at a time): a scan of their
-  // shares, each kept current as freezing changes it, finds the same bottleneck as the heap below
-  // (the least share, ties by lower link id) without its hard-to-predict comparisons: tree-4x8's
-  // all-reduce of 16 MiB on spanning trees replays in 2.00 s instead of 2.35. Where rounding
+  // Few links (a tree replay through switches refills about 47 at a time, up to the network's 72):
+  // a scan of their shares, each kept current as freezing changes it, finds the same bottleneck as
+  // the heap below (the least share, ties by lower link id) without its hard-to-predict
+  // comparisons: tree-4x8's all-reduce of 16 MiB on spanning trees replays in 1.82 s instead of
+  // 2.35 (2.03 with the scan up to 64 links only). Where rounding
   // made a share fall a little below what the heap holds for it, the heap picks later than the
   // scan, so times can differ in the 7th digit (that replay: 2740.26243 -> 2740.26286 us).
   if (component_links_.size() <= kScannedLinks) {
