@@ -249,9 +249,10 @@ void FlowNetwork::fill_component(double level) {
   // a scan of their shares, each kept current as freezing changes it, finds the same bottleneck as
   // the heap below (the least share, ties by lower link id) without its hard-to-predict
   // comparisons: tree-4x8's all-reduce of 16 MiB on spanning trees replays in 1.82 s instead of
-  // 2.35 (2.03 with the scan up to 64 links only). Where rounding
-  // made a share fall a little below what the heap holds for it, the heap picks later than the
-  // scan, so times can differ in the 7th digit (that replay: 2740.26243 -> 2740.26286 us).
+  // 2.35 (2.03 with the scan up to 64 links only). Where rounding made a share fall a little
+  // below what the heap holds for it, the heap picks later than the scan, so times can differ in
+  // the 7th digit (that replay: 2740.26243 -> 2740.26286 us). The share is held at the level
+  // reached, as below.
   if (component_links_.size() <= kScannedLinks) {
     scan_share_.clear();
     scan_link_.clear();
