@@ -21,38 +21,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 out=synth_times.tsv
-if [ "${1:-}" = -o ]; then
-  [ $# -ge 2 ] || { echo "usage: $0 [-o out.tsv] [path/to/tenet] [max_npus]" >&2; exit 2; }
-  out=$2
-  shift 2
-fi
-tenet=${1:-$root/build/tenet}
-max_npus=${2:-64}
-collectives=${COLLECTIVES:-allgather reducescatter allreduce}
-sizes=${SIZES:-4KiB 64KiB 1MiB 16MiB 256MiB 1GiB}
-threads=${THREADS:-2}
+# shellcheck source=cases.sh
+source "$root/benchmarks/cases.sh"
+parse_case_arguments 64 "$@"
 before=${BEFORE:-}
-[ -x "$tenet" ] || { echo "build tenet first (scripts/bootstrap.sh), or give its path" >&2; exit 2; }
-[[ $max_npus =~ ^[0-9]+$ ]] || { echo "max_npus must be a number (got '$max_npus')" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "needs python3" >&2; exit 2; }
 [ -z "$before" ] || [ -f "$before" ] || { echo "BEFORE: no file '$before'" >&2; exit 2; }
 
-if [ -n "${TOPOLOGIES:-}" ]; then
-  files=()
-  for t in $TOPOLOGIES; do
-    if [ -f "$t" ]; then files+=("$t")
-    elif [ -f "$root/topologies/$t.json" ]; then files+=("$root/topologies/$t.json")
-    else echo "no topology '$t' (neither a file nor topologies/$t.json)" >&2; exit 2
-    fi
-  done
-else
-  files=("$root"/topologies/*.json)
-fi
-
-tmp=$(mktemp "$out.XXXXXX")
-chmod "$(printf '%o' $((0666 & ~0$(umask))))" "$tmp"  # mktemp makes it 0600; the TSV gets the usual mode
-errors=$(mktemp)
-trap 'rm -f "$tmp" "$errors"' EXIT
+select_topology_files
+open_output
 
 # One row from synth's JSON (stdin). Columns as in the header below.
 row_py='
@@ -66,34 +42,20 @@ except Exception:
     print("\t".join([topology, npus, collective, size, "failed(bad json)", "", "", ""]))
 '
 
-header="topology	npus	collective	size	status	synthesis_ms	time_us	method"
-echo "$header" >"$tmp"
-echo "$header"
-for file in "${files[@]}"; do
-  npus=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["npus"])' "$file" 2>/dev/null) ||
-    { echo "skipping $file: cannot read its npus" >&2; continue; }
-  [ "$npus" -le "$max_npus" ] || continue
-  topology=$(basename "$file" .json)
-  for collective in $collectives; do
-    for size in $sizes; do
-      rc=0
-      json=$("$tenet" synth -t "$file" -c "$collective" --size "$size" --json --threads "$threads" 2>"$errors") || rc=$?
-      if [ "$rc" -ne 0 ]; then
-        row=$(printf '%s\t%s\t%s\t%s\tfailed(rc=%s)\t\t\t' "$topology" "$npus" "$collective" "$size" "$rc")
-        sed 's/^/  | /' "$errors" | head -5 >&2
-      else
-        row=$(python3 -c "$row_py" "$topology" "$npus" "$collective" "$size" <<<"$json")
-      fi
-      echo "$row" >>"$tmp"
-      echo "$row"
-    done
-  done
-done
+# One case: synth's row (run_cases in cases.sh).
+run_case() {
+  local file=$1 topology=$2 npus=$3 collective=$4 size=$5 rc=0 json
+  json=$("$tenet" synth -t "$file" -c "$collective" --size "$size" --json --threads "$threads" 2>"$errors") || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    printf '%s\t%s\t%s\t%s\tfailed(rc=%s)\t\t\t\n' "$topology" "$npus" "$collective" "$size" "$rc"
+    sed 's/^/  | /' "$errors" | head -5 >&2
+  else
+    python3 -c "$row_py" "$topology" "$npus" "$collective" "$size" <<<"$json"
+  fi
+}
 
-mv "$tmp" "$out"
-trap 'rm -f "$errors"' EXIT
-echo
-echo "wrote $out"
+run_cases "topology	npus	collective	size	status	synthesis_ms	time_us	method"
+finish_output
 
 python3 - "$out" "$before" <<'EOF'
 import csv, sys

@@ -216,6 +216,19 @@ double naive_simulation(const Topology& topology, const Schedule& schedule, doub
   return last;
 }
 
+/// The direct algorithm's `kind` of 1 MiB on a shipped network simulates as naive_simulation does.
+void check_direct_against_naive(const std::string& name, CollectiveKind kind) {
+  const Topology topology = shipped(name);
+  Collective collective;
+  collective.kind = kind;
+  collective.size_bytes = 1 << 20;
+  const BaselineResult direct = generate_baseline("direct", topology, collective);
+  REQUIRE(direct.applicable);
+  INFO(name);
+  CHECK(simulate(topology, direct.schedule).time_us ==
+        Approx(naive_simulation(topology, direct.schedule, 0.0)).epsilon(1e-9));
+}
+
 }  // namespace
 
 TEST_CASE("a transfer on an idle link takes alpha + s / bw", "[simulator]") {
@@ -563,17 +576,7 @@ TEST_CASE("refills of small and large components agree with a global recomputati
   // flow_network.cpp fills a component of at most 128 links by a scan and a larger one with a
   // heap. A direct all-gather starts every pair's flow at once: on mesh-6x6 its components have
   // up to the 120 links, on mesh-8x8 up to the 224.
-  for (const std::string name : {"mesh-6x6", "mesh-8x8"}) {
-    const Topology topology = shipped(name);
-    Collective collective;
-    collective.kind = CollectiveKind::kAllGather;
-    collective.size_bytes = 1 << 20;
-    const BaselineResult direct = generate_baseline("direct", topology, collective);
-    REQUIRE(direct.applicable);
-    INFO(name);
-    CHECK(simulate(topology, direct.schedule).time_us ==
-          Approx(naive_simulation(topology, direct.schedule, 0.0)).epsilon(1e-9));
-  }
+  for (const std::string name : {"mesh-6x6", "mesh-8x8"}) check_direct_against_naive(name, CollectiveKind::kAllGather);
 }
 
 TEST_CASE("planned times that contradict the dependencies do not deadlock the link queues", "[simulator]") {
@@ -595,17 +598,8 @@ TEST_CASE("transfers sharing one dependency list start when their list is done",
   // The simulator counts a run of transfers with one shared list (add_sharing_deps) as one waiter;
   // each must still start exactly when its own list would have let it, queues included.
   SECTION("direct all-reduce, whose all-gather sends share their lists") {
-    for (const std::string name : {"torus-4x4", "fat-tree-8x4"}) {
-      const Topology topology = shipped(name);
-      Collective collective;
-      collective.kind = CollectiveKind::kAllReduce;
-      collective.size_bytes = 1 << 20;
-      const BaselineResult direct = generate_baseline("direct", topology, collective);
-      REQUIRE(direct.applicable);
-      INFO(name);
-      CHECK(simulate(topology, direct.schedule).time_us ==
-            Approx(naive_simulation(topology, direct.schedule, 0.0)).epsilon(1e-9));
-    }
+    for (const std::string name : {"torus-4x4", "fat-tree-8x4"})
+      check_direct_against_naive(name, CollectiveKind::kAllReduce);
   }
   SECTION("a shared list beside planned-link queues and an unshared copy of it") {
     // Not a whole collective (the verifier would reject it): only the waiting rules are under test.
