@@ -7,7 +7,8 @@
 // "one at a time, each at full speed" would not happen. So each routed transfer also waits for
 // the transfer before it on its lane of the sender's port (fabric.hpp), in planned order. The
 // runtime can hold to that: the sender issues its own sends in that order (the MSCCL layout puts
-// them on one threadblock per lane).
+// them on one threadblock per lane). Where the plan's data would hold a transfer back anyway, the
+// wait only adds its alpha, and covered_port_waits.cpp makes the variant without it.
 //
 // Why only the sender's port. The plan also gave each fabric link and each receiving port one
 // transfer per lane at a time, but waiting for that would need a sender to wait for something

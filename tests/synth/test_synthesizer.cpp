@@ -305,7 +305,11 @@ TEST_CASE("switch-native schedules carry their time on the real switches and onl
 
 TEST_CASE("switch-native aggregated schedules carry several chunks a transfer and replay as timed", "[synth]") {
   // At 1 MiB a chunk's alphas (1 to 4 us through the switches) outweigh its time on a port, and
-  // on these networks the winner plans on the physical links, several chunks per transfer.
+  // on these networks the winner plans on the physical links, several chunks per transfer, but
+  // where chunk-by-chunk transfers freed of the port waits their data covers overlap their alphas
+  // (pod-2x4-handwritten reduce-scatter: 32.14 us, aggregated 34.83).
+  std::size_t cases = 0;
+  std::size_t chunk_by_chunk = 0;
   for (const char* name : {"switch-8", "two-level-switch-8x4", "ring-fc-switch-2x4x2", "tree-2x2x4", "fat-tree-8x4",
                            "pod-2x4-handwritten", "hammingmesh-hx2-4x4"}) {
     const Topology topology = shipped(name);
@@ -316,8 +320,17 @@ TEST_CASE("switch-native aggregated schedules carry several chunks a transfer an
       options.switches = SwitchPlanning::kNative;
       const SynthResult result = synthesize(topology, make_collective(kind, 1 << 20), options);
       REQUIRE(result.switch_native);
-      REQUIRE(result.aggregated());
       require_verified(topology, result);
+      SynthOptions chunked = options;
+      chunked.transfers = TransferPlanning::kChunk;
+      const double chunked_us = synthesize(topology, make_collective(kind, 1 << 20), chunked).time_us;
+      ++cases;
+      if (!result.aggregated()) {
+        // Then the chunk-by-chunk plan won.
+        CHECK(result.time_us == Approx(chunked_us).epsilon(1e-12));
+        ++chunk_by_chunk;
+        continue;
+      }
       std::uint32_t largest = 0;
       for (TransferId id = 0; id < result.schedule.size(); ++id)
         largest = std::max(largest, result.schedule.transfer(id).chunk_count);
@@ -325,11 +338,10 @@ TEST_CASE("switch-native aggregated schedules carry several chunks a transfer an
       CHECK(unenforceable_dependency(result.schedule) == "");
       CHECK(simulate(topology, result.schedule).time_us == Approx(result.time_us).epsilon(1e-9));
       // Never slower than chunk by chunk on the switches: that plan is a candidate too.
-      SynthOptions chunked = options;
-      chunked.transfers = TransferPlanning::kChunk;
-      CHECK(result.time_us <= synthesize(topology, make_collective(kind, 1 << 20), chunked).time_us * (1 + 1e-9));
+      CHECK(result.time_us <= chunked_us * (1 + 1e-9));
     }
   }
+  CHECK(chunk_by_chunk * 4 <= cases);
 }
 
 TEST_CASE("automatic chunk counts search in rounds from one chunk", "[synth]") {
