@@ -495,6 +495,7 @@ SimResult simulate_quotient(const Topology& topology, const Schedule& schedule, 
   result.transfers = schedule.size();
   result.symmetry_order = topology.npu_count();
   result.simulated = !outcome.stopped;
+  result.refill_work = flows.refill_work();
   if (record_times && result.simulated) {
     result.start_us.resize(schedule.size());
     result.end_us.resize(schedule.size());
@@ -574,6 +575,7 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   for (const LinkLoad& load : result.links) result.max_link_bytes = std::max(result.max_link_bytes, load.bytes);
   result.transfers = schedule.size();
   result.simulated = !outcome.stopped;
+  result.refill_work = flows.refill_work();
   if (result.simulated) {
     result.start_us = std::move(outcome.starts);
     result.end_us = std::move(outcome.ends);

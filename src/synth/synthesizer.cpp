@@ -178,6 +178,12 @@ constexpr double kTreeGap = 1.05;
 /// without the port waits their data covers (covered_port_waits.cpp): that gained up to 3.6% (tree-2x2x4
 /// reduce-scatter of 16 MiB) and nothing where the candidate was further behind.
 constexpr double kCoveredWaitsGap = 1.05;
+/// ... and those replays stop past this many times the ordered replay's refill work (or the least
+/// below). Where they gained (25 of the 576 cases on at most 64 NPUs) they took at most 1.3 times
+/// as much; on ring-fc-switch-2x4x128's all-reduce of 1 GiB they took 2 and 25 times as much (the
+/// boxes won there anyway): 6 s more synthesis without the limit.
+constexpr std::uint64_t kCoveredWaitsWork = 2;
+constexpr std::uint64_t kCoveredWaitsLeastWork = 1 << 16;
 /// The trees' replays may take refill work (SimOptions::max_refill_work) in proportion to what they
 /// could gain: this much per unit of the matching's distance from the bound, (time / bound - 1),
 /// so at least 0.35 billion (about 5 s on the 2-core development machine) where the trees run at
@@ -439,8 +445,13 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     const std::size_t i = near_best[k];
     std::optional<Schedule> freed = synth::without_covered_port_waits(*schedules[i], topology);
     if (!freed) return;
-    SimResult freed_replay = simulate(topology, *freed, replay_options);
-    if (freed_replay.time_us >= replays[i].time_us) return;
+    // Freed transfers can meet on links where the ordered ones took turns, and refilling many
+    // flows at once costs: at most kCoveredWaitsWork times the ordered replay's work.
+    SimOptions freed_options = replay_options;
+    freed_options.max_refill_work =
+        std::max(kCoveredWaitsWork * replays[i].refill_work, kCoveredWaitsLeastWork);
+    SimResult freed_replay = simulate(topology, *freed, freed_options);
+    if (!freed_replay.simulated || freed_replay.time_us >= replays[i].time_us) return;
     round.scores[i] = freed_replay.time_us;
     schedules[i] = std::move(freed);
     replays[i] = std::move(freed_replay);

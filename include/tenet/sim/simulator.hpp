@@ -81,6 +81,8 @@ struct SimResult {
   std::uint32_t symmetry_order = 1;
   std::vector<double> start_us;  ///< per transfer, with SimOptions::record_times
   std::vector<double> end_us;
+  /// What its refills cost (SimOptions::max_refill_work): 0 where no flows shared links.
+  std::uint64_t refill_work = 0;
   /// False when SimOptions::skip_slower_than_us skipped the simulation: time_us is then a lower
   /// bound on the schedule's time (above that limit), the time its busiest link needs for its
   /// bytes or its slowest transfer alone on its route, whichever is larger; links hold bytes
