@@ -64,7 +64,10 @@
 // Skipping. A caller that only ranks schedules (SimOptions::skip_slower_than_us) gets no
 // simulation of one that would be long and provably ends after its limit: every link carries its
 // bytes at most at its bandwidth, and every transfer needs its route's alphas plus its bytes at
-// the route's slowest link, so the larger of those is a lower bound of any simulated time.
+// the route's slowest link, so the larger of those is a lower bound of any simulated time. One
+// that only needs to know whether a schedule beats a time (SimOptions::stop_once_slower_than_us)
+// has the simulation stopped once that is disproved: every few hundred refills, the time reached
+// plus the bytes some link has yet to start, at its bandwidth, is again a lower bound.
 //
 // Events. Two heaps, both ordered by (time, transfer id), which is a total order because a
 // transfer has at most one pending event: a plain one for "latency over" and "reduction over",
@@ -358,9 +361,14 @@ void check_gamma(double gamma_us_per_byte) {
 
 namespace {
 
+/// How many refills pass between checks of SimOptions::stop_once_slower_than_us.
+constexpr std::uint64_t kStopCheckEvery = 256;
+
 struct EventOutcome {
   double time_us = 0.0;  ///< when the last transfer ended
-  bool stopped = false;  ///< SimOptions::max_refill_work was reached: time_us is the time reached
+  /// SimOptions::max_refill_work was reached (time_us: the time reached) or the simulation
+  /// provably ends after SimOptions::stop_once_slower_than_us (time_us: that proof).
+  bool stopped = false;
   std::vector<double> starts;
   std::vector<double> ends;
 };
@@ -417,6 +425,27 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
     if (next < queues.offsets[link + 1] && --waiting[queues.ids[next]] == 0) issue(queues.ids[next]);
   };
 
+  // SimOptions::stop_once_slower_than_us: every link's bytes in all, to compare with those
+  // started so far.
+  const bool may_stop = options.stop_once_slower_than_us < std::numeric_limits<double>::infinity();
+  std::vector<double> link_bytes;
+  if (may_stop) {
+    link_bytes.assign(flows.loads().size(), 0.0);
+    for (TransferId id = 0; id < count; ++id) {
+      const double bytes = chunk_bytes * transfers.chunk_count(id);
+      for (LinkId link : flows.route_links(transfers.route(id))) link_bytes[link] += bytes;
+    }
+  }
+  std::uint64_t settles = 0;
+  // No simulated time can be less: every link still has its bytes not yet started to carry.
+  auto floor_now = [&] {
+    const std::vector<LinkLoad>& loads = flows.loads();
+    double floor = now;
+    for (LinkId link = 0; link < link_bytes.size(); ++link)
+      floor = std::max(floor, now + (link_bytes[link] - loads[link].bytes) / flows.capacity(link));
+    return floor;
+  };
+
   constexpr double kNever = std::numeric_limits<double>::infinity();
   // Changes since the last refill, and the time up to which more may join them (tolerances.hpp).
   bool batching = false;
@@ -436,6 +465,13 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
         outcome.stopped = true;
         outcome.time_us = now;
         return outcome;
+      }
+      if (may_stop && settles++ % kStopCheckEvery == 0) {
+        if (const double floor = floor_now(); floor > options.stop_once_slower_than_us) {
+          outcome.stopped = true;
+          outcome.time_us = floor;
+          return outcome;
+        }
       }
       continue;
     }

@@ -1181,9 +1181,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress))) {
     const auto replay_work =
         static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
+    // Without a file the trees must beat the matching's time and the boxes' (see the end).
+    const double to_beat = std::min(best_score, boxed ? boxed->score_us : std::numeric_limits<double>::infinity());
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          options.file.estimate, all_reduce && uneven_ingress, options.file.written,
-                                         replay_work, options.file.transfers_per_rank);
+                                         replay_work, options.file.transfers_per_rank, to_beat);
   }
   // A file the runtime pipelines in slices, where it runs faster than the search's winner's (that
   // one's estimate where clearly slower, else its file: two-level-switch-8x4 reduce-scatter of

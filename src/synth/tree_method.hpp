@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -41,11 +42,14 @@ struct TreeMethodResult {
 /// trial whose replay needs more refill work than this (SimOptions::max_refill_work) drops out.
 /// `file_transfers_per_rank` (with `file_time`, 0: none): the transfers, sent and received, a rank
 /// of the file holds (SynthOptions::FileModel::transfers_per_rank); trials with more on some node
-/// are not built, and the most pieces that fit are tried.
+/// are not built, and the most pieces that fit are tried. `to_beat_us` (without a file): the time
+/// the trees must beat to matter; replays that provably end later stop early (tree_method.cpp), and
+/// where none could beat it the result may be std::nullopt.
 std::optional<TreeMethodResult> synthesize_with_trees(
     const Topology& topology, CollectiveKind kind, std::uint64_t size_bytes, const std::vector<NodeId>& members,
     double max_transfers, const std::function<double(const Schedule&)>& file_time = {},
     bool reductions_alongside = false, const std::function<double(const Schedule&)>& written_file_time = {},
-    std::uint64_t max_replay_work = 0, std::uint64_t file_transfers_per_rank = 0);
+    std::uint64_t max_replay_work = 0, std::uint64_t file_transfers_per_rank = 0,
+    double to_beat_us = std::numeric_limits<double>::infinity());
 
 }  // namespace tenet::synth

@@ -150,3 +150,34 @@ TEST_CASE("a simulation stopped by its refill work reports the time it reached, 
     CHECK(stopped.time_us < whole.time_us);
   }
 }
+
+TEST_CASE("a simulation stopped once it provably ends past a time reports that proof, a lower bound") {
+  const std::pair<Topology, const char*> networks[] = {{shipped("mesh-6x6"), "mesh-6x6"},
+                                                       {shipped("fat-tree-8x4"), "fat-tree"}};
+  for (const auto& [topology, name] : networks) {
+    const BaselineResult direct =
+        generate_baseline("direct", topology, make_collective(CollectiveKind::kAllReduce, 1 << 20));
+    REQUIRE(direct.applicable);
+    INFO(name);
+    SimOptions timed;
+    timed.record_times = true;
+    const SimResult whole = simulate(topology, direct.schedule, timed);
+    REQUIRE(whole.simulated);
+    // A time it beats changes nothing.
+    SimOptions above = timed;
+    above.stop_once_slower_than_us = whole.time_us * (1 + 1e-9);
+    const SimResult beaten = simulate(topology, direct.schedule, above);
+    CHECK(beaten.simulated);
+    CHECK(beaten.time_us == whole.time_us);
+    CHECK(beaten.end_us == whole.end_us);
+    // Half of it: stopped part way, with a proof above the limit and never above the whole run.
+    SimOptions half = timed;
+    half.stop_once_slower_than_us = whole.time_us * 0.5;
+    const SimResult stopped = simulate(topology, direct.schedule, half);
+    CHECK_FALSE(stopped.simulated);
+    CHECK(stopped.end_us.empty());
+    CHECK(stopped.time_us > whole.time_us * 0.5);
+    CHECK(stopped.time_us <= whole.time_us);
+    CHECK(stopped.refill_work < whole.refill_work);
+  }
+}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The tree method's limits: the replay budget (synthesize_with_trees' max_replay_work), where a
 // trial whose replay needs more refill work drops out and a budget every replay fits changes
-// nothing; and a file's room per rank (file_transfers_per_rank), which caps the pieces.
+// nothing; the time to beat (to_beat_us), past which replays stop; and a file's room per rank (file_transfers_per_rank), which caps the pieces.
 
 #include "../support/catch.hpp"
 
@@ -32,6 +32,29 @@ TEST_CASE("a tree trial whose replay passes the work budget drops out", "[synth]
     CHECK(roomy->pieces == unlimited->pieces);
     // No replay finishes within one refill's worth: no trial is left.
     CHECK_FALSE(synth::synthesize_with_trees(topology, kind, size, members, 3e5, {}, false, {}, 1));
+  }
+}
+
+TEST_CASE("tree replays that provably lose to the time to beat stop early, and change nothing else",
+          "[synth][trees]") {
+  const Topology topology = shipped("a100-2x8-ib");
+  const std::vector<NodeId> members = all_npus(topology);
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
+    INFO(collective_name(kind));
+    const std::uint64_t size = std::uint64_t{64} << 20;
+    const auto unlimited = synth::synthesize_with_trees(topology, kind, size, members, 3e5);
+    REQUIRE(unlimited);
+    // Just above the winner: the same winner, replayed to the end.
+    const auto just_above = synth::synthesize_with_trees(topology, kind, size, members, 3e5, {}, false, {}, 0, 0,
+                                                         unlimited->score_us * (1 + 1e-9));
+    REQUIRE(just_above);
+    CHECK(just_above->score_us == unlimited->score_us);
+    CHECK(just_above->pieces == unlimited->pieces);
+    CHECK(just_above->schedule.size() == unlimited->schedule.size());
+    CHECK(just_above->replay.simulated);
+    // Far below it: every replay stops or is skipped, and nothing comes back.
+    CHECK_FALSE(synth::synthesize_with_trees(topology, kind, size, members, 3e5, {}, false, {}, 0, 0,
+                                             unlimited->score_us * 0.5));
   }
 }
 

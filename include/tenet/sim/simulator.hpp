@@ -58,6 +58,11 @@ struct SimOptions {
   /// hundreds of flows share the spines makes each refill long (a 64-NPU fat tree with four
   /// spines: 258,000 tree transfers in 23 s, against 127,000 on tree-4x8 in 3 s).
   std::uint64_t max_refill_work = 0;
+  /// Stops the simulation once it provably ends after this time (SimResult::simulated false, its
+  /// time_us that proof): the time reached plus, on some link, the bytes not yet started on it
+  /// at its bandwidth (checked at the first refill and every few hundred after). For a caller
+  /// that only needs to know whether a schedule beats this time: the synthesizer's tree trials.
+  double stop_once_slower_than_us = std::numeric_limits<double>::infinity();
   /// Share of the transfers finished, above 0 and below 1, reported on the calling thread each
   /// time another kProgressEvery have finished: for a progress line while a long simulation runs
   /// (a direct all-reduce on a 32x32 mesh, 2 million routed transfers, takes hours). A plan whose
@@ -88,7 +93,8 @@ struct SimResult {
   /// bytes or its slowest transfer alone on its route, whichever is larger; links hold bytes
   /// only (busy_us 0) and no times are recorded. Also false when SimOptions::max_refill_work
   /// stopped it: time_us is then the time it had reached, also a lower bound, and no times are
-  /// recorded.
+  /// recorded; and when SimOptions::stop_once_slower_than_us did: time_us is then the lower bound
+  /// that passed it.
   bool simulated = true;
 };
 
