@@ -51,8 +51,8 @@ std::optional<Schedule> without_covered_port_waits(const Schedule& schedule, con
       kept.erase(end, kept.end());
     }
     const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
-    freed.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), kept, transfer.start_us, transfer.end_us,
-              planned);
+    freed.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), kept, transfer.start_us,
+              transfer.end_us, planned);
   }
   if (!any) return std::nullopt;
   return freed;

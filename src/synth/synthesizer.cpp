@@ -448,8 +448,7 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     // Freed transfers can meet on links where the ordered ones took turns, and refilling many
     // flows at once costs: at most kCoveredWaitsWork times the ordered replay's work.
     SimOptions freed_options = replay_options;
-    freed_options.max_refill_work =
-        std::max(kCoveredWaitsWork * replays[i].refill_work, kCoveredWaitsLeastWork);
+    freed_options.max_refill_work = std::max(kCoveredWaitsWork * replays[i].refill_work, kCoveredWaitsLeastWork);
     SimResult freed_replay = simulate(topology, *freed, freed_options);
     if (!freed_replay.simulated || freed_replay.time_us >= replays[i].time_us) return;
     round.scores[i] = freed_replay.time_us;

@@ -35,8 +35,7 @@ TEST_CASE("a tree trial whose replay passes the work budget drops out", "[synth]
   }
 }
 
-TEST_CASE("tree replays that provably lose to the time to beat stop early, and change nothing else",
-          "[synth][trees]") {
+TEST_CASE("tree replays that provably lose to the time to beat stop early, and change nothing else", "[synth][trees]") {
   const Topology topology = shipped("a100-2x8-ib");
   const std::vector<NodeId> members = all_npus(topology);
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
