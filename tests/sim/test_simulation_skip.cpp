@@ -119,8 +119,12 @@ TEST_CASE("evaluate_baseline reports a skipped baseline as not timed, with its f
   CHECK(object["not_simulated"].get<std::string>().find("not simulated") != std::string::npos);
 }
 
-TEST_CASE("a simulation stopped by its refill work reports the time it reached, a lower bound") {
-  // Routed flows that share links: every start and end refills rates, and the work adds up.
+namespace {
+
+/// Runs `check(topology, schedule, timed options, whole timed run)` on direct all-reduces of 1 MiB:
+/// routed flows that share links, so every start and end refills rates and the work adds up.
+template <class Check>
+void on_direct_all_reduces(const Check& check) {
   const std::pair<Topology, const char*> networks[] = {{shipped("mesh-6x6"), "mesh-6x6"},
                                                        {shipped("fat-tree-8x4"), "fat-tree"}};
   for (const auto& [topology, name] : networks) {
@@ -132,52 +136,52 @@ TEST_CASE("a simulation stopped by its refill work reports the time it reached, 
     timed.record_times = true;
     const SimResult whole = simulate(topology, direct.schedule, timed);
     REQUIRE(whole.simulated);
-    // A limit it never reaches changes nothing.
-    SimOptions roomy = timed;
-    roomy.max_refill_work = std::uint64_t{1} << 62;
-    const SimResult unlimited = simulate(topology, direct.schedule, roomy);
-    CHECK(unlimited.simulated);
-    CHECK(unlimited.time_us == whole.time_us);
-    CHECK(unlimited.end_us == whole.end_us);
-    // A small one stops it part way: no times, and a time reached that the whole run passes.
-    SimOptions tight = timed;
-    tight.max_refill_work = 1000;
-    const SimResult stopped = simulate(topology, direct.schedule, tight);
-    CHECK_FALSE(stopped.simulated);
-    CHECK(stopped.start_us.empty());
-    CHECK(stopped.end_us.empty());
-    CHECK(stopped.time_us > 0.0);
-    CHECK(stopped.time_us < whole.time_us);
+    check(topology, direct.schedule, timed, whole);
   }
 }
 
+}  // namespace
+
+TEST_CASE("a simulation stopped by its refill work reports the time it reached, a lower bound") {
+  on_direct_all_reduces(
+      [](const Topology& topology, const Schedule& schedule, const SimOptions& timed, const SimResult& whole) {
+        // A limit it never reaches changes nothing.
+        SimOptions roomy = timed;
+        roomy.max_refill_work = std::uint64_t{1} << 62;
+        const SimResult unlimited = simulate(topology, schedule, roomy);
+        CHECK(unlimited.simulated);
+        CHECK(unlimited.time_us == whole.time_us);
+        CHECK(unlimited.end_us == whole.end_us);
+        // A small one stops it part way: no times, and a time reached that the whole run passes.
+        SimOptions tight = timed;
+        tight.max_refill_work = 1000;
+        const SimResult stopped = simulate(topology, schedule, tight);
+        CHECK_FALSE(stopped.simulated);
+        CHECK(stopped.start_us.empty());
+        CHECK(stopped.end_us.empty());
+        CHECK(stopped.time_us > 0.0);
+        CHECK(stopped.time_us < whole.time_us);
+      });
+}
+
 TEST_CASE("a simulation stopped once it provably ends past a time reports that proof, a lower bound") {
-  const std::pair<Topology, const char*> networks[] = {{shipped("mesh-6x6"), "mesh-6x6"},
-                                                       {shipped("fat-tree-8x4"), "fat-tree"}};
-  for (const auto& [topology, name] : networks) {
-    const BaselineResult direct =
-        generate_baseline("direct", topology, make_collective(CollectiveKind::kAllReduce, 1 << 20));
-    REQUIRE(direct.applicable);
-    INFO(name);
-    SimOptions timed;
-    timed.record_times = true;
-    const SimResult whole = simulate(topology, direct.schedule, timed);
-    REQUIRE(whole.simulated);
-    // A time it beats changes nothing.
-    SimOptions above = timed;
-    above.stop_once_slower_than_us = whole.time_us * (1 + 1e-9);
-    const SimResult beaten = simulate(topology, direct.schedule, above);
-    CHECK(beaten.simulated);
-    CHECK(beaten.time_us == whole.time_us);
-    CHECK(beaten.end_us == whole.end_us);
-    // Half of it: stopped part way, with a proof above the limit and never above the whole run.
-    SimOptions half = timed;
-    half.stop_once_slower_than_us = whole.time_us * 0.5;
-    const SimResult stopped = simulate(topology, direct.schedule, half);
-    CHECK_FALSE(stopped.simulated);
-    CHECK(stopped.end_us.empty());
-    CHECK(stopped.time_us > whole.time_us * 0.5);
-    CHECK(stopped.time_us <= whole.time_us);
-    CHECK(stopped.refill_work < whole.refill_work);
-  }
+  on_direct_all_reduces(
+      [](const Topology& topology, const Schedule& schedule, const SimOptions& timed, const SimResult& whole) {
+        // A time it beats changes nothing.
+        SimOptions above = timed;
+        above.stop_once_slower_than_us = whole.time_us * (1 + 1e-9);
+        const SimResult beaten = simulate(topology, schedule, above);
+        CHECK(beaten.simulated);
+        CHECK(beaten.time_us == whole.time_us);
+        CHECK(beaten.end_us == whole.end_us);
+        // Half of it: stopped part way, with a proof above the limit and never above the whole run.
+        SimOptions half = timed;
+        half.stop_once_slower_than_us = whole.time_us * 0.5;
+        const SimResult stopped = simulate(topology, schedule, half);
+        CHECK_FALSE(stopped.simulated);
+        CHECK(stopped.end_us.empty());
+        CHECK(stopped.time_us > whole.time_us * 0.5);
+        CHECK(stopped.time_us <= whole.time_us);
+        CHECK(stopped.refill_work < whole.refill_work);
+      });
 }
