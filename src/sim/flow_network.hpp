@@ -56,7 +56,6 @@ class FlowNetwork {
   const std::vector<LinkLoad>& loads() const { return loads_; }
   /// Bytes per microsecond.
   double capacity(LinkId link) const { return capacity_[link]; }
-  std::span<const LinkId> route_links(RouteId route) const { return paths_.of(route); }
 
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};

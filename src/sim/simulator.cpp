@@ -374,9 +374,11 @@ struct EventOutcome {
 };
 
 /// The event simulation (see the file comment) of `transfers`, whose routes index `flows`.
+/// `link_totals`: each link's bytes in all, for SimOptions::stop_once_slower_than_us (empty: never
+/// stops for it).
 template <class Inputs>
 EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues& queues, FlowNetwork& flows,
-                        const SimOptions& options) {
+                        const SimOptions& options, std::span<const LinkLoad> link_totals = {}) {
   const double gamma = options.gamma_us_per_byte;
   const bool record_times = options.record_times;
   Dependents dependents(transfers);
@@ -425,24 +427,15 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
     if (next < queues.offsets[link + 1] && --waiting[queues.ids[next]] == 0) issue(queues.ids[next]);
   };
 
-  // SimOptions::stop_once_slower_than_us: every link's bytes in all, to compare with those
-  // started so far.
-  const bool may_stop = options.stop_once_slower_than_us < std::numeric_limits<double>::infinity();
-  std::vector<double> link_bytes;
-  if (may_stop) {
-    link_bytes.assign(flows.loads().size(), 0.0);
-    for (TransferId id = 0; id < count; ++id) {
-      const double bytes = chunk_bytes * transfers.chunk_count(id);
-      for (LinkId link : flows.route_links(transfers.route(id))) link_bytes[link] += bytes;
-    }
-  }
+  // SimOptions::stop_once_slower_than_us, given every link's bytes in all (`link_totals`): no
+  // simulated time can be less than now plus, on any link, the bytes not yet started on it.
+  const bool may_stop = !link_totals.empty();
   std::uint64_t settles = 0;
-  // No simulated time can be less: every link still has its bytes not yet started to carry.
   auto floor_now = [&] {
     const std::vector<LinkLoad>& loads = flows.loads();
     double floor = now;
-    for (LinkId link = 0; link < link_bytes.size(); ++link)
-      floor = std::max(floor, now + (link_bytes[link] - loads[link].bytes) / flows.capacity(link));
+    for (LinkId link = 0; link < link_totals.size(); ++link)
+      floor = std::max(floor, now + (link_totals[link].bytes - loads[link].bytes) / flows.capacity(link));
     return floor;
   };
 
@@ -587,24 +580,25 @@ SimResult simulate(const Topology& topology, const Schedule& schedule, const Sim
   // Route ids below link_count are the single links; the rest are the routes of distinct pairs
   // (and planned routes through switches), whose flows share links.
   const double route_hops = static_cast<double>(routes.paths().links.size() - topology.link_count());
-  if (options.skip_slower_than_us < std::numeric_limits<double>::infinity() &&
-      route_hops > options.long_from_route_hops) {
-    ScheduleFloor floor = schedule_floor(topology, schedule, routes);
-    if (floor.time_us > options.skip_slower_than_us) {
-      SimResult skipped;
-      skipped.simulated = false;
-      skipped.time_us = floor.time_us;
-      skipped.links = std::move(floor.links);
-      for (const LinkLoad& load : skipped.links) skipped.max_link_bytes = std::max(skipped.max_link_bytes, load.bytes);
-      skipped.transfers = schedule.size();
-      return skipped;
-    }
+  const bool may_skip = options.skip_slower_than_us < std::numeric_limits<double>::infinity() &&
+                        route_hops > options.long_from_route_hops;
+  const bool may_stop = options.stop_once_slower_than_us < std::numeric_limits<double>::infinity();
+  ScheduleFloor floor;
+  if (may_skip || may_stop) floor = schedule_floor(topology, schedule, routes);
+  if (may_skip && floor.time_us > options.skip_slower_than_us) {
+    SimResult skipped;
+    skipped.simulated = false;
+    skipped.time_us = floor.time_us;
+    skipped.links = std::move(floor.links);
+    for (const LinkLoad& load : skipped.links) skipped.max_link_bytes = std::max(skipped.max_link_bytes, load.bytes);
+    skipped.transfers = schedule.size();
+    return skipped;
   }
 
   LinkQueues queues(schedule, topology.link_count());
   FlowNetwork flows(topology, routes.paths());
-  EventOutcome outcome =
-      run_events(ScheduleTransfers{schedule, routes}, schedule.chunk_bytes(), queues, flows, options);
+  EventOutcome outcome = run_events(ScheduleTransfers{schedule, routes}, schedule.chunk_bytes(), queues, flows, options,
+                                    may_stop ? std::span<const LinkLoad>(floor.links) : std::span<const LinkLoad>());
   SimResult result;
   result.time_us = outcome.time_us;
   result.links = flows.loads();

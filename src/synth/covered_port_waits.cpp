@@ -23,37 +23,25 @@
 namespace tenet::synth {
 
 std::optional<Schedule> without_covered_port_waits(const Schedule& schedule, const Topology& topology) {
-  const std::size_t count = schedule.size();
   bool any = false;
-  std::vector<TransferId> kept;
-  Schedule freed(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
-                 schedule.algorithm());
-  freed.notes = schedule.notes;
-  for (RouteId route = 0; route < schedule.route_count(); ++route) freed.add_route(schedule.route_links(route));
-  for (TransferId id = 0; id < count; ++id) {
+  Schedule freed = with_edited_deps(schedule, false, [&](TransferId id, std::vector<TransferId>& deps) {
     const Transfer transfer = schedule.transfer(id);
-    const std::span<const TransferId> deps = schedule.deps_of(transfer);
-    kept.assign(deps.begin(), deps.end());
+    if (transfer.route == kNoRoute) return;
     // A dependency on a transfer from the same sender is a port wait; its data comes from
     // transfers into the sender (0: its own, there from the start).
-    if (transfer.route != kNoRoute) {
-      double data_at = 0.0;
-      for (TransferId dep : deps) {
-        if (schedule.transfer(dep).src != transfer.src) data_at = std::max(data_at, schedule.end_us(dep));
-      }
-      double alpha = 0.0;
-      for (LinkId link : schedule.route_links(transfer.route)) alpha += topology.link(link).latency_us;
-      const auto covered = [&](TransferId dep) {
-        return schedule.transfer(dep).src == transfer.src && data_at + alpha >= schedule.end_us(dep);
-      };
-      const auto end = std::remove_if(kept.begin(), kept.end(), covered);
-      any = any || end != kept.end();
-      kept.erase(end, kept.end());
+    double data_at = 0.0;
+    for (TransferId dep : deps) {
+      if (schedule.transfer(dep).src != transfer.src) data_at = std::max(data_at, schedule.end_us(dep));
     }
-    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
-    freed.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), kept, transfer.start_us,
-              transfer.end_us, planned);
-  }
+    double alpha = 0.0;
+    for (LinkId link : schedule.route_links(transfer.route)) alpha += topology.link(link).latency_us;
+    const auto covered = [&](TransferId dep) {
+      return schedule.transfer(dep).src == transfer.src && data_at + alpha >= schedule.end_us(dep);
+    };
+    const auto end = std::remove_if(deps.begin(), deps.end(), covered);
+    any = any || end != deps.end();
+    deps.erase(end, deps.end());
+  });
   if (!any) return std::nullopt;
   return freed;
 }

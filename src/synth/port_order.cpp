@@ -94,24 +94,12 @@ Schedule with_port_order(const Schedule& schedule, const Topology& topology) {
     }
   }
 
-  Schedule ordered(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
-                   schedule.algorithm());
-  ordered.notes = schedule.notes;
-  for (RouteId route = 0; route < schedule.route_count(); ++route) ordered.add_route(schedule.route_links(route));
-  std::vector<TransferId> deps;
-  for (TransferId id = 0; id < count; ++id) {
-    const Transfer transfer = schedule.transfer(id);
-    const std::span<const TransferId> own = schedule.deps_of(transfer);
-    deps.assign(own.begin(), own.end());
+  return with_edited_deps(schedule, false, [&](TransferId id, std::vector<TransferId>& deps) {
     for (TransferId before : extra[id]) {
       if (std::find(deps.begin(), deps.end(), before) == deps.end()) deps.push_back(before);
     }
     std::sort(deps.begin(), deps.end());
-    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
-    ordered.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
-                transfer.end_us, planned);
-  }
-  return ordered;
+  });
 }
 
 Schedule with_reduction_order(const Schedule& schedule) {
@@ -134,22 +122,12 @@ Schedule with_reduction_order(const Schedule& schedule) {
     if (last != kNone && last < id) before[id] = last;
     last = id;
   }
-  Schedule ordered(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
-                   schedule.algorithm());
-  ordered.notes = schedule.notes;
-  std::vector<TransferId> deps;
-  for (TransferId id = 0; id < count; ++id) {
-    const Transfer transfer = schedule.transfer(id);
-    const std::span<const TransferId> own = schedule.deps_of(transfer);
-    deps.assign(own.begin(), own.end());
+  return with_edited_deps(schedule, true, [&](TransferId id, std::vector<TransferId>& deps) {
     if (before[id] != kNone && std::find(deps.begin(), deps.end(), before[id]) == deps.end()) {
       deps.push_back(before[id]);
       std::sort(deps.begin(), deps.end());
     }
-    ordered.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
-                transfer.end_us, kNoLink);
-  }
-  return ordered;
+  });
 }
 
 }  // namespace tenet::synth

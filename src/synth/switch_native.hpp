@@ -4,11 +4,38 @@
 // covered_port_waits.cpp). Private to src/synth.
 
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/topology/topology.hpp"
 
 namespace tenet::synth {
+
+/// A copy of `schedule`, transfer by transfer, each depending on what `edit(id, deps)` leaves in
+/// `deps` (given the transfer's own dependencies): on its planned route or link, or on neither with
+/// `forget_links` (then without the routes). The three finishings below differ only in that edit.
+template <class Edit>
+Schedule with_edited_deps(const Schedule& schedule, bool forget_links, Edit&& edit) {
+  Schedule copy(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
+                schedule.algorithm());
+  copy.notes = schedule.notes;
+  if (!forget_links) {
+    for (RouteId route = 0; route < schedule.route_count(); ++route) copy.add_route(schedule.route_links(route));
+  }
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    const std::span<const TransferId> own = schedule.deps_of(transfer);
+    deps.assign(own.begin(), own.end());
+    edit(id, deps);
+    LinkId planned = kNoLink;
+    if (!forget_links) planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    copy.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
+             transfer.end_us, planned);
+  }
+  return copy;
+}
 
 /// A copy of `schedule` in which every transfer routed through switches also depends on the
 /// transfer before it on its lane of the sender's port (fabric.hpp), in planned order.

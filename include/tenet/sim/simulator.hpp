@@ -60,8 +60,9 @@ struct SimOptions {
   std::uint64_t max_refill_work = 0;
   /// Stops the simulation once it provably ends after this time (SimResult::simulated false, its
   /// time_us that proof): the time reached plus, on some link, the bytes not yet started on it
-  /// at its bandwidth (checked at the first refill and every few hundred after). For a caller
-  /// that only needs to know whether a schedule beats this time: the synthesizer's tree trials.
+  /// at its bandwidth (checked at the first refill and every few hundred after; not where the
+  /// symmetric quotient runs, which is short). For a caller that only needs to know whether a
+  /// schedule beats this time: the synthesizer's tree trials and switch-native variants.
   double stop_once_slower_than_us = std::numeric_limits<double>::infinity();
   /// Share of the transfers finished, above 0 and below 1, reported on the calling thread each
   /// time another kProgressEvery have finished: for a progress line while a long simulation runs
