@@ -400,10 +400,15 @@ namespace {
 std::string written_layout(const MscclWritten& written, double schedule_time_us, std::uint64_t slices) {
   std::string text = std::to_string(written.channels) + (written.channels == 1 ? " channel" : " channels");
   text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
+  if (written.chunk_split > 1)
+    text += ", each chunk cut into " + std::to_string(written.chunk_split) + " pieces on channels of their own";
   if (written.schedule_order) text += ", sends in the planned port order";
   text += "; " + fixed(written.time_us / schedule_time_us, 3) + "x the schedule";
   // Why a file can run faster than its schedule: the runtime pipelines the slices of its chunks.
-  if (slices > 1) text += "; the runtime runs it in " + std::to_string(slices) + " slices of each chunk, pipelined";
+  if (slices > 1) {
+    text += "; the runtime runs it in " + std::to_string(slices) + " slices of each " +
+            (written.chunk_split > 1 ? "piece" : "chunk") + ", pipelined";
+  }
   if (written.off_route_transfers > 0) {
     text += "; " + std::to_string(written.off_route_transfers) +
             " transfer(s) were planned on routes other than the runtime's, and a file names none (on the "
@@ -453,7 +458,9 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
   file.runtime = "MSCCL XML";
   file.time_us = written.time_us;
   const double schedule_time_us = simulate(topology, schedule).time_us;
-  const std::uint64_t chunks = std::uint64_t{schedule.chunks_per_member()} * schedule.members().size();
+  // The file's chunks: the schedule's, each cut into chunk_split pieces.
+  const std::uint64_t chunks =
+      std::uint64_t{schedule.chunks_per_member()} * schedule.members().size() * written.chunk_split;
   const std::uint64_t slices =
       msccl_runtime_slices(schedule, options.protocol)
           ? msccl_runtime_model(options.protocol, static_cast<int>(chunks), schedule.size_bytes()).iterations
@@ -462,7 +469,8 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
   file.facts = {{"msccl_channels", written.channels},
                 {"msccl_fused_forwards", written.fused},
                 {"msccl_port_order", written.schedule_order},
-                {"msccl_slices", slices}};
+                {"msccl_slices", slices},
+                {"msccl_chunk_split", written.chunk_split}};
   if (written.off_route_transfers > 0) {
     file.facts["msccl_off_route_transfers"] = written.off_route_transfers;
     file.facts["msccl_runtime_routes_schedule_us"] = written.runtime_routes_us;

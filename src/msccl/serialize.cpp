@@ -15,6 +15,7 @@
 #include <numeric>
 #include <queue>
 #include <span>
+#include <stdexcept>
 
 #include "tenet/schedule/effective_times.hpp"
 #include "tenet/sim/simulator.hpp"
@@ -172,6 +173,31 @@ std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const To
   const SimResult replay = simulate(topology, stepped, options);
   stepped.retime(replay.start_us, replay.end_us);
   return stepped;
+}
+
+Schedule split_chunks(const Schedule& schedule, std::uint32_t pieces) {
+  Schedule split(schedule.collective(), schedule.size_bytes(), schedule.members(),
+                 schedule.chunks_per_member() * pieces, schedule.algorithm());
+  split.notes = schedule.notes;
+  for (RouteId route = 0; route < schedule.route_count(); ++route) split.add_route(schedule.route_links(route));
+  // Piece j of chunk c is chunk c * pieces + j: a member's chunks stay its own, in order. Piece j
+  // of a transfer waits for piece j of what the transfer waited for, so the pieces run as
+  // `pieces` copies of the schedule side by side, which the channels keep apart.
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    const std::span<const ChunkId> chunks = schedule.chunks_of(transfer);
+    if (chunks.size() != 1) throw std::logic_error("split_chunks: a transfer of several chunks");
+    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    for (std::uint32_t piece = 0; piece < pieces; ++piece) {
+      deps.clear();
+      for (TransferId dep : schedule.deps_of(transfer)) deps.push_back(dep * pieces + piece);
+      const ChunkId chunk = chunks.front() * pieces + piece;
+      split.add(transfer.src, transfer.dst, transfer.kind, std::span<const ChunkId>(&chunk, 1), deps, transfer.start_us,
+                transfer.end_us, planned);
+    }
+  }
+  return split;
 }
 
 }  // namespace tenet::msccl_detail

@@ -9,6 +9,7 @@
 // trying, the number of chunks per NPU estimated from how far over it is.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -543,28 +544,10 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
 
 }  // namespace
 
-MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
-  if (options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
-    throw InputError("", "--channels", "must be auto or 1..32 (the runtime's channels)");
-  }
-  if (const std::size_t off_route = transfers_off_runtime_routes(schedule, topology); off_route > 0) {
-    // The file names no routes, so it runs on the runtime's. Laid out from that replay's order
-    // or from the plan's, whichever file runs faster there (mi250-2x16-ib spanning-tree
-    // reduce-scatter of 64 MiB: 274.3 us from the plan's order, slower from the replay's).
-    const Schedule rerouted = on_runtime_routes(schedule, topology);
-    MscclWritten written = write_msccl_xml(rerouted, topology, options);
-    try {
-      Schedule planned = schedule;
-      planned.forget_links();
-      MscclWritten from_plan = write_msccl_xml(planned, topology, options);
-      if (from_plan.time_us < written.time_us) written = std::move(from_plan);
-    } catch (const InputError&) {
-      // The plan's order does not fit the runtime's limits; the replay's did.
-    }
-    written.off_route_transfers = off_route;
-    written.runtime_routes_us = rerouted.planned_time_us();
-    return written;
-  }
+namespace {
+
+/// write_msccl_xml with the schedule's chunks as they are, on the runtime's routes.
+MscclWritten write_on_routes(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
   const std::string name = checked_name(options, schedule, topology);
   // More transfers in flight between a pair of ranks than the runtime's channels and threadblocks
   // hold: run them on fewer lanes (timed, so the cost shows), halving while a limit is still hit.
@@ -635,6 +618,71 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
   for (std::size_t i = 1; i < choices.size(); ++i) {
     if (choices[i].channels == automatic_channels || !files[i]) continue;
     if (files[i]->time_us < written.time_us) written = std::move(*files[i]);
+  }
+  return written;
+}
+
+/// The fewest pieces of a chunk the writer tries (write_msccl_xml).
+constexpr std::uint32_t kFirstSplit = 2;
+
+}  // namespace
+
+MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  if (options.channels > static_cast<std::uint32_t>(kMaxChannels)) {
+    throw InputError("", "--channels", "must be auto or 1..32 (the runtime's channels)");
+  }
+  if (const std::size_t off_route = transfers_off_runtime_routes(schedule, topology); off_route > 0) {
+    // The file names no routes, so it runs on the runtime's. Laid out from that replay's order
+    // or from the plan's, whichever file runs faster there (mi250-2x16-ib spanning-tree
+    // reduce-scatter of 64 MiB: 274.3 us from the plan's order, slower from the replay's).
+    const Schedule rerouted = on_runtime_routes(schedule, topology);
+    MscclWritten written = write_msccl_xml(rerouted, topology, options);
+    try {
+      Schedule planned = schedule;
+      planned.forget_links();
+      MscclWritten from_plan = write_msccl_xml(planned, topology, options);
+      if (from_plan.time_us < written.time_us) written = std::move(from_plan);
+    } catch (const InputError&) {
+      // The plan's order does not fit the runtime's limits; the replay's did.
+    }
+    written.off_route_transfers = off_route;
+    written.runtime_routes_us = rerouted.planned_time_us();
+    return written;
+  }
+  MscclWritten written = write_on_routes(schedule, topology, options);
+  // Chunks larger than a slice run as that many passes of the whole program (SPEC 6.2), each
+  // paying every step's alphas again: the synthesized reduce-scatter of 1 GiB on fat-tree-8x4, one
+  // chunk per NPU, ran 31 steps x 16 slices of 1 us alphas behind its schedule (21.36 ms as a file,
+  // 20.84 as a schedule). Cut into k pieces, the pieces of a transfer overlap, so each takes a lane
+  // and channels of its own (layout.cpp): k copies of the program run side by side on the same
+  // links, each with k times fewer slices, and the alphas behind the schedule shrink k-fold (at 16
+  // pieces that file runs 20.84 ms; ring's file 21.10 -> 20.84). Only with automatic channels (a
+  // user's --channels is per lane, and pieces multiply the lanes).
+  if (options.channels != 0 || options.max_chunk_split < kFirstSplit || !schedule.at_most_one_chunk_each())
+    return written;
+  const std::uint64_t chunks = std::uint64_t{schedule.chunks_per_member()} * schedule.members().size();
+  if (chunks == 0 || chunks > static_cast<std::uint64_t>(kMaxOffset)) return written;
+  const std::uint64_t iterations =
+      msccl_runtime_model(options.protocol, static_cast<int>(chunks), schedule.size_bytes()).iterations;
+  const std::uint64_t most =
+      std::min({std::uint64_t{options.max_chunk_split}, iterations, static_cast<std::uint64_t>(kMaxChannels),
+                static_cast<std::uint64_t>(kMaxOffset) / chunks});
+  if (most < kFirstSplit) return written;
+  // Most pieces first, fewer where that file is slower or past a limit; the first that gains is
+  // kept. Each step from 2 pieces to 16 gained on fat-tree-8x4 (21.08, 20.94, 20.87, 20.84 ms), and
+  // writing every count costs their sum in layouts (all-reduce of 1 GiB: 2.4 -> 7.1 s of
+  // synthesis with -o x.xml; most first, 1.2 -> 1.9 s).
+  for (std::uint64_t pieces = std::bit_floor(most); pieces >= kFirstSplit; pieces /= 2) {
+    try {
+      MscclWritten split =
+          write_on_routes(split_chunks(schedule, static_cast<std::uint32_t>(pieces)), topology, options);
+      if (!(split.time_us < written.time_us)) continue;
+      written = std::move(split);
+      written.chunk_split = static_cast<std::uint32_t>(pieces);
+      break;
+    } catch (const InputError&) {
+      // Past a runtime limit (threadblocks, channels, steps): fewer pieces need less.
+    }
   }
   return written;
 }

@@ -189,6 +189,12 @@ std::size_t consecutive_runs(std::span<const ChunkId> chunks);
 /// (serialize.cpp).
 std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const Topology& topology);
 
+/// The schedule with each chunk cut into `pieces` chunks (piece j of chunk c is chunk
+/// c * pieces + j) and each transfer into one transfer per piece, in that order, with the
+/// transfer's times: `pieces` copies of the schedule on 1/pieces of the data each. Requires
+/// transfers of one chunk each (serialize.cpp).
+Schedule split_chunks(const Schedule& schedule, std::uint32_t pieces);
+
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
 /// and XML positions. False (with `problem`) past the step, node or dependency limits.
 bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& problem);

@@ -601,6 +601,35 @@ TEST_CASE("Files of chunks larger than a slice run as a pipeline the estimate bo
   CHECK(msccl_runtime_slices(small, MscclProtocol::kLL));
 }
 
+TEST_CASE("Chunks the runtime slices are cut into pieces where the file then runs faster", "[msccl]") {
+  // The ring's reduce-scatter of 256 MiB on one switch: 16 MiB chunks run as 8 slices, each
+  // paying the 7 steps' alphas again. Cut into pieces, each piece's program has fewer slices.
+  const Topology topology = shipped("switch-8");
+  Collective collective = make_collective(CollectiveKind::kReduceScatter, std::uint64_t{256} << 20, 1);
+  const BaselineResult ring = generate_baseline("ring", topology, collective);
+  REQUIRE(ring.applicable);
+  REQUIRE(msccl_runtime_slices(ring.schedule, MscclProtocol::kSimple));
+  MscclWriteOptions as_planned;
+  as_planned.max_chunk_split = 1;
+  const MscclWritten whole = write_msccl_xml(ring.schedule, topology, as_planned);
+  const MscclWritten written = write_msccl_xml(ring.schedule, topology, {});
+  CHECK(whole.chunk_split == 1);
+  CHECK(written.chunk_split > 1);
+  CHECK(written.time_us < whole.time_us);
+  // Never faster than the schedule on the same links: the pieces share them.
+  CHECK(written.time_us >= ring.schedule.planned_time_us() * (1.0 - 1e-9));
+  const MscclVerifyResult check = verify_msccl_xml(written.text, &topology, true);
+  INFO(check.error);
+  REQUIRE(check.ok);
+  CHECK(check.nchunksperloop == static_cast<int>(ring.schedule.chunk_count() * written.chunk_split));
+  // Fixed channels, or chunks that fit a slice: as planned.
+  MscclWriteOptions two_channels;
+  two_channels.channels = 2;
+  CHECK(write_msccl_xml(ring.schedule, topology, two_channels).chunk_split == 1);
+  collective.size_bytes = std::uint64_t{16} << 20;
+  CHECK(write_msccl_xml(generate_baseline("ring", topology, collective).schedule, topology, {}).chunk_split == 1);
+}
+
 TEST_CASE("A transfer whose chunks are not consecutive runs as one step through scratch", "[msccl]") {
   // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 2 chunks per member, 1 MB each.
   Topology triangle(3, {});

@@ -68,6 +68,11 @@ struct MscclWriteOptions {
   /// the fewest channels at the first lane count that fits. Several times the layouts to time; the
   /// synthesizer turns it off to rank its candidates' files, not to write the one it chose.
   bool search_channels_when_serialized = true;
+  /// Chunks the runtime would run in several slices may be cut into up to this many pieces (a
+  /// power of two, no more than the slices), each on channels of its own, where that file runs faster:
+  /// fewer slices per chunk, so fewer alphas paid again per slice (only with automatic channels
+  /// and transfers of one chunk each; 1: never). MscclWritten::chunk_split says what was chosen.
+  std::uint32_t max_chunk_split = 32;
   /// false: only time the layouts and return the fastest one's time and shape, without its text
   /// and without running the interpreter on it (which costs more than the timing). For ranking
   /// schedules by their files; the file finally written is checked.
@@ -101,6 +106,8 @@ struct MscclWritten {
   std::size_t off_route_transfers = 0;
   /// That replay's time (0 when every transfer was on the runtime's route).
   double runtime_routes_us = 0.0;
+  /// Each of the schedule's chunks is this many chunks of the file (1: as planned).
+  std::uint32_t chunk_split = 1;
 };
 
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`
