@@ -113,9 +113,11 @@ struct MscclWritten {
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`
 /// (same NPU numbering). Several layouts (channel counts, fused forwards or not) are made, each
 /// checked by executing it (right result at every call split, no deadlock) and timed as the
-/// runtime runs it on `topology`; the fastest is returned. A schedule planned on routes other than
-/// the runtime's is laid out in the order of its replay on the runtime's routes, or of its plan,
-/// whichever file is faster (MscclWritten::off_route_transfers). Throws InputError when the
+/// runtime runs it on `topology`; the fastest is returned (where the runtime would run the chunks in
+/// several slices, also with each chunk cut into pieces: MscclWriteOptions::max_chunk_split). A
+/// schedule planned on routes other than the runtime's is laid out in the order of its replay on
+/// the runtime's routes, or of its plan, whichever file is faster
+/// (MscclWritten::off_route_transfers). Throws InputError when the
 /// schedule cannot be expressed (a transfer through a non-member) or does not fit the runtime's
 /// limits, naming the limit and what to change.
 MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
