@@ -407,9 +407,8 @@ class ScheduleReader {
     for (RouteId route = 0; route < staged_->route_count(); ++route) schedule.add_route(staged_->route_links(route));
     for (TransferId id = 0; id < staged_->size(); ++id) {
       const Transfer& transfer = staged_->transfer(id);
-      const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
       schedule.add(transfer.src, transfer.dst, transfer.kind, staged_->chunks_of(transfer), staged_->deps_of(transfer),
-                   transfer.start_us, transfer.end_us, planned);
+                   transfer.start_us, transfer.end_us, staged_->planned_link(id));
     }
     staged_.reset();
     return schedule;

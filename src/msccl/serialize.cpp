@@ -99,10 +99,7 @@ Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times,
   }
   if (order.size() != count) throw std::logic_error("serializing a schedule's pairs made its dependencies cyclic");
 
-  Schedule serialized(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
-                      schedule.algorithm());
-  serialized.notes = schedule.notes;
-  for (RouteId route = 0; route < schedule.route_count(); ++route) serialized.add_route(schedule.route_links(route));
+  Schedule serialized = schedule.empty_like(schedule.chunks_per_member());
   std::vector<TransferId> deps;
   for (TransferId id : order) {
     const Transfer transfer = schedule.transfer(id);
@@ -111,9 +108,8 @@ Schedule serialized_pairs(const Schedule& schedule, const EffectiveTimes& times,
     if (lane_before[id] != kNone) deps.push_back(new_id[lane_before[id]]);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
     serialized.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
-                   transfer.end_us, planned);
+                   transfer.end_us, schedule.planned_link(id));
   }
   SimOptions options;
   options.record_times = true;
@@ -139,10 +135,7 @@ std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const To
   for (TransferId id = 0; id < schedule.size() && !cut; ++id) cut = runs(id) > 1;
   if (!cut) return std::nullopt;
 
-  Schedule stepped(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
-                   schedule.algorithm());
-  stepped.notes = schedule.notes;
-  for (RouteId route = 0; route < schedule.route_count(); ++route) stepped.add_route(schedule.route_links(route));
+  Schedule stepped = schedule.empty_like(schedule.chunks_per_member());
   // Transfers keep their order, so dependencies (on the last step of a cut transfer) still point
   // to earlier ones.
   std::vector<TransferId> last_step(schedule.size());
@@ -150,7 +143,7 @@ std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const To
   for (TransferId id = 0; id < schedule.size(); ++id) {
     const Transfer transfer = schedule.transfer(id);
     const std::span<const ChunkId> chunks = schedule.chunks_of(transfer);
-    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    const LinkId planned = schedule.planned_link(id);
     deps.clear();
     for (TransferId dep : schedule.deps_of(transfer)) deps.push_back(last_step[dep]);
     const double share =
@@ -176,10 +169,7 @@ std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const To
 }
 
 Schedule split_chunks(const Schedule& schedule, std::uint32_t pieces) {
-  Schedule split(schedule.collective(), schedule.size_bytes(), schedule.members(),
-                 schedule.chunks_per_member() * pieces, schedule.algorithm());
-  split.notes = schedule.notes;
-  for (RouteId route = 0; route < schedule.route_count(); ++route) split.add_route(schedule.route_links(route));
+  Schedule split = schedule.empty_like(schedule.chunks_per_member() * pieces);
   // Piece j of chunk c is chunk c * pieces + j: a member's chunks stay its own, in order. Piece j
   // of a transfer waits for piece j of what the transfer waited for, so the pieces run as
   // `pieces` copies of the schedule side by side, which the channels keep apart.
@@ -188,7 +178,7 @@ Schedule split_chunks(const Schedule& schedule, std::uint32_t pieces) {
     const Transfer transfer = schedule.transfer(id);
     const std::span<const ChunkId> chunks = schedule.chunks_of(transfer);
     if (chunks.size() != 1) throw std::logic_error("split_chunks: a transfer of several chunks");
-    const LinkId planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
+    const LinkId planned = schedule.planned_link(id);
     for (std::uint32_t piece = 0; piece < pieces; ++piece) {
       deps.clear();
       for (TransferId dep : schedule.deps_of(transfer)) deps.push_back(dep * pieces + piece);

@@ -68,6 +68,13 @@ void Schedule::push_columns(NodeId src, NodeId dst, TransferKind kind, std::span
   end_at_.push_back(time_index(end_us));
 }
 
+Schedule Schedule::empty_like(std::uint32_t chunks_per_member) const {
+  Schedule copy(collective_, size_bytes_, members_, chunks_per_member, algorithm_);
+  copy.notes = notes;
+  for (RouteId route = 0; route < route_count(); ++route) copy.add_route(route_links(route));
+  return copy;
+}
+
 Schedule Schedule::resized(std::uint64_t size_bytes) const {
   Schedule copy = *this;
   copy.size_bytes_ = size_bytes;

@@ -17,23 +17,17 @@ namespace tenet::synth {
 /// `forget_links` (then without the routes). The three finishings below differ only in that edit.
 template <class Edit>
 Schedule with_edited_deps(const Schedule& schedule, bool forget_links, Edit&& edit) {
-  Schedule copy(schedule.collective(), schedule.size_bytes(), schedule.members(), schedule.chunks_per_member(),
-                schedule.algorithm());
-  copy.notes = schedule.notes;
-  if (!forget_links) {
-    for (RouteId route = 0; route < schedule.route_count(); ++route) copy.add_route(schedule.route_links(route));
-  }
+  Schedule copy = schedule.empty_like(schedule.chunks_per_member());
   std::vector<TransferId> deps;
   for (TransferId id = 0; id < schedule.size(); ++id) {
     const Transfer transfer = schedule.transfer(id);
     const std::span<const TransferId> own = schedule.deps_of(transfer);
     deps.assign(own.begin(), own.end());
     edit(id, deps);
-    LinkId planned = kNoLink;
-    if (!forget_links) planned = transfer.route != kNoRoute ? Schedule::on_route(transfer.route) : transfer.link;
     copy.add(transfer.src, transfer.dst, transfer.kind, schedule.chunks_of(transfer), deps, transfer.start_us,
-             transfer.end_us, planned);
+             transfer.end_us, schedule.planned_link(id));
   }
+  if (forget_links) copy.forget_links();
   return copy;
 }
 

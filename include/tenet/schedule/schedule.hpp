@@ -87,6 +87,9 @@ class Schedule {
   const std::string& algorithm() const { return algorithm_; }
   /// The same transfers for a collective of another size (chunk sizes scale, planned times stay).
   Schedule resized(std::uint64_t size_bytes) const;
+  /// No transfers yet, the rest as here (collective, size, members, algorithm, notes, routes) at
+  /// `chunks_per_member` chunks per member: what a copy with edited transfers starts from.
+  Schedule empty_like(std::uint32_t chunks_per_member) const;
 
   std::size_t size() const { return src_.size(); }
   Transfer transfer(TransferId id) const {
@@ -109,6 +112,8 @@ class Schedule {
   NodeId dst(TransferId id) const { return dst_[id]; }
   LinkId link(TransferId id) const { return decoded_link(link_[id]); }
   RouteId route(TransferId id) const { return decoded_route(link_[id]); }
+  /// What add() took as the transfer's `link`: its link, on_route(its route), or kNoLink.
+  LinkId planned_link(TransferId id) const { return link_[id]; }
 
   /// Adds a route (physical links in order, from a transfer's src through switches to its dst)
   /// and returns its id. Transfers name it by passing on_route(id) as their link.
