@@ -402,7 +402,10 @@ std::string written_layout(const MscclWritten& written, double schedule_time_us,
   text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
   if (written.chunk_split > 1)
     text += ", each chunk cut into " + std::to_string(written.chunk_split) + " pieces on channels of their own";
-  if (written.schedule_order) text += ", sends in the planned port order";
+  if (written.chunks_renumbered) text += ", each member's chunks renumbered so that a transfer's lie side by side";
+  if (written.calls_side_by_side)
+    text += ", transfers larger than a runtime call cut into transfers side by side on channels of their own";
+  if (written.schedule_order) text += ", sends in the planned order";
   text += "; " + fixed(written.time_us / schedule_time_us, 3) + "x the schedule";
   // Why a file can run faster than its schedule: the runtime pipelines the slices of its chunks.
   if (slices > 1) {
@@ -470,7 +473,9 @@ WrittenFile write_schedule(const ScheduleOutput& output, const Schedule& schedul
                 {"msccl_fused_forwards", written.fused},
                 {"msccl_port_order", written.schedule_order},
                 {"msccl_slices", slices},
-                {"msccl_chunk_split", written.chunk_split}};
+                {"msccl_chunk_split", written.chunk_split},
+                {"msccl_chunks_renumbered", written.chunks_renumbered},
+                {"msccl_calls_side_by_side", written.calls_side_by_side}};
   if (written.off_route_transfers > 0) {
     file.facts["msccl_off_route_transfers"] = written.off_route_transfers;
     file.facts["msccl_runtime_routes_schedule_us"] = written.runtime_routes_us;

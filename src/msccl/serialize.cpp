@@ -190,4 +190,49 @@ Schedule split_chunks(const Schedule& schedule, std::uint32_t pieces) {
   return split;
 }
 
+std::optional<Schedule> calls_side_by_side(const Schedule& schedule, int max_allowed_count) {
+  const auto most = static_cast<std::size_t>(std::max(1, max_allowed_count));
+  bool over = false;
+  for (TransferId id = 0; id < schedule.size() && !over; ++id) over = schedule.chunk_count(id) > most;
+  if (!over) return std::nullopt;
+  Schedule cut = schedule.empty_like(schedule.chunks_per_member());
+  // Transfer t becomes the transfers first[t] .. first[t + 1] - 1; a dependency on t is one on
+  // each of them.
+  std::vector<TransferId> first(schedule.size() + 1, 0);
+  // The pieces take lanes of their own, so the next transfer on a lane no longer waits for the
+  // pieces on the others: torus-8x8 reduce-scatter of 64 MiB cut 57 chunks into 28 and 29, and the
+  // next transfer on the first lane took the link's bandwidth from the 29 (0.8 us late, and all
+  // that waited for it). So each transfer also waits for the one before it between the same pair
+  // (a sender's order, kept by the layouts that keep the schedule's order).
+  std::map<std::pair<NodeId, NodeId>, TransferId> before_on_pair;
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const Transfer transfer = schedule.transfer(id);
+    deps.clear();
+    const auto add_all_pieces = [&](TransferId dep) {
+      for (TransferId piece = first[dep]; piece < first[dep + 1]; ++piece) deps.push_back(piece);
+    };
+    for (TransferId dep : schedule.deps_of(transfer)) add_all_pieces(dep);
+    const auto [previous, is_first] = before_on_pair.try_emplace({transfer.src, transfer.dst}, id);
+    if (!is_first) {
+      const TransferId before = previous->second;
+      if (schedule.transfer(before).end_us <= transfer.start_us) add_all_pieces(before);
+      if (schedule.transfer(before).end_us <= transfer.end_us) previous->second = id;
+    }
+    const std::span<const ChunkId> chunks = schedule.chunks_of(transfer);
+    // Equal parts (to a chunk), so that they end together.
+    const std::size_t parts = (chunks.size() + most - 1) / most;
+    const LinkId planned = schedule.planned_link(id);
+    first[id] = static_cast<TransferId>(cut.size());
+    for (std::size_t part = 0; part < parts; ++part) {
+      const std::size_t from = part * chunks.size() / parts;
+      const std::size_t to = (part + 1) * chunks.size() / parts;
+      cut.add(transfer.src, transfer.dst, transfer.kind, chunks.subspan(from, to - from), deps, transfer.start_us,
+              transfer.end_us, planned);
+    }
+    first[id + 1] = static_cast<TransferId>(cut.size());
+  }
+  return cut;
+}
+
 }  // namespace tenet::msccl_detail

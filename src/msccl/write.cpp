@@ -389,9 +389,11 @@ bool mostly_chained(const Schedule& schedule) {
   return 4 * chained >= schedule.size() && chained > 0;
 }
 
-/// The fastest verified layout of `schedule` (see the top of the file).
+/// The fastest verified layout of `schedule` (see the top of the file). `in_order_only`: only
+/// layouts that keep the schedule's order (where its order dependencies are what make it run as
+/// planned, as calls_side_by_side's do).
 MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options,
-                           const std::string& name) {
+                           const std::string& name, bool in_order_only) {
   WriterContext context = make_context(schedule, options, topology);
   context.places = place_chunks(context);
   const int fifo = context.fifo_calls;
@@ -497,6 +499,10 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
     for (bool stage : {false, true}) {
       if (stage && !apart) continue;
       for (bool pair : {true, false}) {
+        if (in_order_only) {
+          round.push_back({pair, kMaxCount, channels, true, stage, false});
+          continue;
+        }
         for (bool chain_lanes : {false, true}) {
           if (chain_lanes && !chains) continue;
           round.push_back({pair, kMaxCount, channels, false, stage, chain_lanes});
@@ -546,8 +552,10 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
 
 namespace {
 
-/// write_msccl_xml with the schedule's chunks as they are, on the runtime's routes.
-MscclWritten write_on_routes(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+/// write_msccl_xml with the schedule's chunks as they are, on the runtime's routes (layouts as
+/// write_layouts's `in_order_only` says).
+MscclWritten write_on_routes(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options,
+                             bool in_order_only = false) {
   const std::string name = checked_name(options, schedule, topology);
   // More transfers in flight between a pair of ranks than the runtime's channels and threadblocks
   // hold: run them on fewer lanes (timed, so the cost shows), halving while a limit is still hit.
@@ -558,9 +566,9 @@ MscclWritten write_on_routes(const Schedule& schedule, const Topology& topology,
     int lanes = needed > budget ? budget : 0;
     while (true) {
       try {
-        if (lanes == 0) return write_layouts(schedule, topology, choice, name);
+        if (lanes == 0) return write_layouts(schedule, topology, choice, name, in_order_only);
         const Schedule serialized = serialized_pairs(schedule, times, topology, lanes);
-        MscclWritten written = write_layouts(serialized, topology, choice, name);
+        MscclWritten written = write_layouts(serialized, topology, choice, name, in_order_only);
         written.serialized_lanes = lanes;
         written.serialized_schedule_us = serialized.planned_time_us();
         return written;
@@ -622,6 +630,56 @@ MscclWritten write_on_routes(const Schedule& schedule, const Topology& topology,
   return written;
 }
 
+/// write_on_routes, and for a schedule of aggregated transfers also the equivalent schedules
+/// below, keeping the fastest file. Aggregated transfers cost more in a file than in the
+/// schedule in two ways: chunks that lie apart cost a step or a staging copy per run (each
+/// member's chunks renumbered to lie side by side, chunk_order.cpp), and a step of more chunks
+/// than one primitive call moves pays an alpha per call (cut into transfers side by side,
+/// serialize.cpp). torus-8x8 reduce-scatter of 64 MiB, 16 chunks per NPU: 338.4 us as scheduled,
+/// 337.1 renumbered, 335.6 renumbered and cut (the schedule's time). Most changed first; ties go
+/// to the file tried first (the staging copies renumbering spares cost no time in the runtime's
+/// model, but do on a GPU), and a file at the schedule's time ends the search where the runtime
+/// does not slice the chunks (only slices pipelined run faster than the schedule).
+MscclWritten write_equivalents(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  const std::uint64_t all_chunks = std::uint64_t{schedule.chunks_per_member()} * schedule.members().size();
+  if (schedule.at_most_one_chunk_each() || all_chunks > static_cast<std::uint64_t>(kMaxOffset))
+    return write_on_routes(schedule, topology, options);
+  const MscclRuntimeModel runtime =
+      msccl_runtime_model(options.protocol, static_cast<int>(all_chunks), schedule.size_bytes());
+  const std::optional<Schedule> renumbered = chunks_side_by_side(schedule);
+  // Transfers side by side take channels of their own, beside those a user's --channels gives.
+  const std::optional<Schedule> cut =
+      options.channels == 0 ? calls_side_by_side(renumbered ? *renumbered : schedule, runtime.max_allowed_count)
+                            : std::nullopt;
+  if (!renumbered && !cut) return write_on_routes(schedule, topology, options);
+  std::optional<MscclWritten> best;
+  const auto at_schedule_time = [&] {
+    return runtime.iterations == 1 && best && best->time_us <= schedule.planned_time_us() * (1.0 + 1e-9);
+  };
+  const auto consider = [&](const Schedule& equivalent, bool renumbered_chunks, bool cut_calls) {
+    try {
+      MscclWritten file = write_on_routes(equivalent, topology, options, cut_calls);
+      if (best && !(file.time_us < best->time_us)) return;
+      best = std::move(file);
+      best->chunks_renumbered = renumbered_chunks;
+      best->calls_side_by_side = cut_calls;
+    } catch (const InputError&) {
+      // Past a runtime limit where another numbering may fit.
+    }
+  };
+  if (cut) consider(*cut, renumbered.has_value(), true);
+  if (renumbered && !at_schedule_time()) consider(*renumbered, true, false);
+  if (at_schedule_time()) return std::move(*best);
+  // The schedule as it is: its limit is the one reported where no file fits.
+  try {
+    MscclWritten as_scheduled = write_on_routes(schedule, topology, options);
+    if (!best || as_scheduled.time_us < best->time_us) best = std::move(as_scheduled);
+  } catch (const InputError&) {
+    if (!best) throw;
+  }
+  return std::move(*best);
+}
+
 /// The fewest pieces of a chunk the writer tries (write_msccl_xml).
 constexpr std::uint32_t kFirstSplit = 2;
 
@@ -649,7 +707,7 @@ MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology,
     written.runtime_routes_us = rerouted.planned_time_us();
     return written;
   }
-  MscclWritten written = write_on_routes(schedule, topology, options);
+  MscclWritten written = write_equivalents(schedule, topology, options);
   // Chunks larger than a slice run as that many passes of the whole program (SPEC 6.2), each
   // paying every step's alphas again: the synthesized reduce-scatter of 1 GiB on fat-tree-8x4, one
   // chunk per NPU, ran 31 steps x 16 slices of 1 us alphas behind its schedule (21.36 ms as a file,

@@ -195,6 +195,19 @@ std::optional<Schedule> one_transfer_per_step(const Schedule& schedule, const To
 /// transfers of one chunk each (serialize.cpp).
 Schedule split_chunks(const Schedule& schedule, std::uint32_t pieces);
 
+/// The schedule with each transfer of more chunks than one of the runtime's primitive calls moves
+/// (`max_allowed_count`, MscclRuntimeModel) cut into equal transfers of at most that many, side by
+/// side (same times; what waited for it waits for all of them); nullopt where none is that large.
+/// A step is one call per max_allowed_count chunks, one after the other, each paying the route's
+/// alpha; transfers side by side take lanes and channels of their own and pay it once, together
+/// (serialize.cpp).
+std::optional<Schedule> calls_side_by_side(const Schedule& schedule, int max_allowed_count);
+
+/// The schedule with each member's chunks renumbered so that chunks carried by the same transfers
+/// are consecutive, where that spares at least a tenth as many runs of consecutive chunks as it
+/// has transfers; nullopt where it would not (chunk_order.cpp).
+std::optional<Schedule> chunks_side_by_side(const Schedule& schedule);
+
 /// Dependencies for every cross-threadblock conflict on one rank, pruned transitively, then nops
 /// and XML positions. False (with `problem`) past the step, node or dependency limits.
 bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& problem);

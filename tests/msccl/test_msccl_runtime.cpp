@@ -208,16 +208,22 @@ SynthOptions ranked_by_file(const Topology& topology) {
 }  // namespace
 
 TEST_CASE("With a file to write, a plan that loses narrowly wins where its file runs faster", "[msccl][runtime]") {
-  // mesh-8x8 all-reduce of 1 MiB in synchronous rounds: 16 chunks per NPU plan 35.34 us and run
-  // 40.65 as a file (blocks staged through scratch); 4 chunks plan 35.46 and run as planned. The
-  // estimate sees neither, so the close finalists' files are laid out and timed, as synth -o does.
-  const Topology mesh = shipped("mesh-8x8");
+  // mesh-6x6 all-reduce of 1 MiB in synchronous rounds: 16 chunks per NPU plan 30.68 us and run
+  // 31.21 as a file; 8 chunks plan 30.83 and run as planned. The estimate sees neither, so the close
+  // finalists' files are laid out and timed, as synth -o does.
+  const Topology mesh = shipped("mesh-6x6");
   if (!swept(mesh.npu_count(), mesh.name)) return;
   const Collective collective = make_collective(CollectiveKind::kAllReduce, std::uint64_t{1} << 20);
   const SynthResult result = synthesize(mesh, collective, ranked_by_file(mesh));
   const MscclWritten written = write_msccl_xml(result.schedule, mesh, {});
   CHECK(verify_msccl_xml(written.text, &mesh).ok);
   CHECK(written.time_us <= result.time_us * 1.05);
+  // The plan chosen without a file is faster, and its file slower.
+  SynthOptions by_plan;
+  by_plan.auto_chunks = true;
+  const SynthResult planned = synthesize(mesh, collective, by_plan);
+  CHECK(planned.time_us < result.time_us);
+  CHECK(write_msccl_xml(planned.schedule, mesh, ranking_options()).time_us > written.time_us);
   // The ranking's time of a layout is the time of the file it writes.
   CHECK(write_msccl_xml(result.schedule, mesh, ranking_options()).time_us == exactly(written.time_us));
 }
@@ -243,10 +249,12 @@ TEST_CASE("With a file to write, a mesh's all-reduce runs on fewer trees with de
   CHECK(written.time_us <= 1.32 * bound);
 }
 
-TEST_CASE("Aggregated and routed schedules run from their MSCCL XML within 20% of their plan", "[msccl][runtime]") {
+TEST_CASE("Aggregated and routed schedules run from their MSCCL XML as planned", "[msccl][runtime]") {
   // A transfer's chunks are seldom contiguous in the buffers, and the runtime moves one
-  // contiguous piece per step: the file splits such a transfer into several steps (measured:
-  // hypercube-6 reduce-scatter 1 MiB 1.136x, torus-4x4x4 1.169x; the rest within 1.05x).
+  // contiguous piece per step: files once split such transfers into several steps (hypercube-6
+  // reduce-scatter of 1 MiB ran 1.136x its plan, torus-4x4x4 1.169x). Staged through scratch,
+  // renumbered and cut at the runtime's calls where that is faster, every one of these files runs
+  // as planned.
   std::uint32_t aggregated = 0;
   for (const char* name : {"torus-8x8", "hypercube-6", "torus-4x4x4"}) {
     const Topology topology = shipped(name);
@@ -258,7 +266,7 @@ TEST_CASE("Aggregated and routed schedules run from their MSCCL XML within 20% o
         const SynthResult synthesized = synthesize(topology, make_collective(kind, size), {});
         if (synthesized.aggregated() || synthesized.routed) ++aggregated;
         const MscclWritten written = write_msccl_xml(synthesized.schedule, topology, {});
-        CHECK(written.time_us <= synthesized.time_us * 1.2);
+        CHECK(written.time_us <= synthesized.time_us * 1.001);
         CHECK(verify_msccl_xml(written.text, &topology).ok);
       }
     }

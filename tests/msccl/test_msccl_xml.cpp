@@ -13,6 +13,7 @@
 #include "../support/sanitizers.hpp"
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/common/error.hpp"
+#include "tenet/common/units.hpp"
 #include "tenet/msccl/msccl.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/topology_json.hpp"
@@ -631,37 +632,103 @@ TEST_CASE("Chunks the runtime slices are cut into pieces where the file then run
 }
 
 TEST_CASE("A transfer whose chunks are not consecutive runs as one step through scratch", "[msccl]") {
-  // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 2 chunks per member, 1 MB each.
+  // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 4 chunks per member, 1 MB
+  // each, two chunks a transfer (a runtime call moves two).
   Topology triangle(3, {});
   for (NodeId a = 0; a < 3; ++a) {
     for (NodeId b = 0; b < 3; ++b) {
       if (a != b) triangle.add_link({a, b, 1.0, 10.0});
     }
   }
-  Schedule schedule(CollectiveKind::kAllGather, 6'000'000, {0, 1, 2}, 2, "hand");
-  const auto add = [&](NodeId src, NodeId dst, std::vector<ChunkId> chunks, std::vector<TransferId> deps,
-                       double start) {
-    return schedule.add(src, dst, TransferKind::kCopy, chunks, deps, start, start + 201.0,
-                        triangle.find_link(src, dst));
+  Schedule schedule(CollectiveKind::kAllGather, 12'000'000, {0, 1, 2}, 4, "hand");
+  const auto add = [&](NodeId src, NodeId dst, std::vector<ChunkId> chunks, double start) {
+    schedule.add(src, dst, TransferKind::kCopy, chunks, {}, start, start + 201.0, triangle.find_link(src, dst));
   };
-  const TransferId to_one = add(0, 1, {0, 1}, {}, 0.0);
-  add(1, 0, {2, 3}, {}, 0.0);
-  add(2, 0, {4, 5}, {}, 0.0);
-  add(2, 1, {4, 5}, {}, 0.0);
-  add(1, 2, {2, 3}, {}, 0.0);
-  // NPU 1 forwards member 0's chunks to NPU 2 in the other order: 1, then 0. As a step per run
-  // that is two steps of one chunk, 1 + 100 us each, one after the other: one alpha more.
-  add(1, 2, {1, 0}, {to_one}, 201.0);
+  // Member 0's chunks go in pairs 0 2 and 1 3 to NPU 1, 0 1 and 2 3 to NPU 2: a cycle, so no
+  // numbering of them puts every pair side by side. As a step per run, a pair apart is two steps
+  // of one chunk, 1 + 100 us each, one after the other: one alpha more.
+  add(0, 1, {0, 2}, 0.0);
+  add(0, 1, {1, 3}, 201.0);
+  add(0, 2, {0, 1}, 0.0);
+  add(0, 2, {2, 3}, 201.0);
+  for (NodeId member : {1U, 2U}) {
+    for (NodeId to = 0; to < 3; ++to) {
+      if (to == member) continue;
+      add(member, to, {4 * member, 4 * member + 1}, 0.0);
+      add(member, to, {4 * member + 2, 4 * member + 3}, 201.0);
+    }
+  }
   REQUIRE(verify_schedule(triangle, schedule).ok);
   REQUIRE(simulate(triangle, schedule).time_us == exactly(402.0));
-  // Staged, NPU 1 copies chunks 1 and 0 into scratch, in that order, and sends them as one step;
-  // NPU 2 receives them into scratch and copies each to its place.
+  // Staged, the sender copies the pair into scratch and sends it as one step; the receiver
+  // receives it into scratch and copies each chunk to its place.
   CHECK(msccl_expected_time_us(schedule, triangle) == exactly(402.0));
+  // (On two channels a link's two transfers overlap their alphas: 401 us.)
   const MscclWritten written = write_msccl_xml(schedule, triangle, {});
-  CHECK(written.time_us == Approx(402.0).epsilon(1e-12));
-  CHECK(written.text.find("type=\"cpy\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"s\"") != std::string::npos);
-  CHECK(written.text.find("s_chunks=\"0\"") != std::string::npos);  // rank 0 stages nothing
+  CHECK(written.time_us <= 402.0 + 1e-9);
+  CHECK(written.text.find("type=\"cpy\" srcbuf=\"o\"") != std::string::npos);
+  CHECK(written.text.find("dstbuf=\"s\"") != std::string::npos);
+  CHECK(written.text.find("s_chunks=\"0\"") != std::string::npos);  // ranks 1 and 2 stage nothing
   CHECK(verify_msccl_xml(written.text, nullptr, false).ok);
+}
+
+TEST_CASE("Aggregated transfers of chunks apart, larger than a call, run as planned", "[msccl]") {
+  // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 6 chunks of 1 MiB per member.
+  // Member v sends its even chunks one way round and its odd ones the other (as the synthesizer
+  // deals a member's chunks over links round robin), and each neighbour forwards them one hop on:
+  // 3 chunks apart per transfer, where the runtime moves at most 2 chunks of 1 MiB per primitive
+  // call, each call paying the alpha.
+  Topology triangle(3, {});
+  for (NodeId a = 0; a < 3; ++a) {
+    for (NodeId b = 0; b < 3; ++b) {
+      if (a != b) triangle.add_link({a, b, 1.0, 10.0});
+    }
+  }
+  constexpr std::uint32_t kPerMember = 6;
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  Schedule schedule(CollectiveKind::kAllGather, 3 * kPerMember * kChunk, {0, 1, 2}, kPerMember, "hand");
+  const double hop_us = 1.0 + 3.0 * static_cast<double>(kChunk) / bytes_per_us(10.0);
+  const auto chunks_of = [&](NodeId member, ChunkId parity) {
+    const ChunkId first = member * kPerMember + parity;
+    return std::vector<ChunkId>{first, first + 2, first + 4};
+  };
+  std::vector<TransferId> first_hop(6);
+  for (NodeId v = 0; v < 3; ++v) {
+    for (NodeId parity = 0; parity < 2; ++parity) {
+      const NodeId next = parity == 0 ? (v + 1) % 3 : (v + 2) % 3;
+      first_hop[2 * v + parity] = schedule.add(v, next, TransferKind::kCopy, chunks_of(v, parity), {}, 0.0, hop_us,
+                                               triangle.find_link(v, next));
+    }
+  }
+  for (NodeId v = 0; v < 3; ++v) {
+    for (NodeId parity = 0; parity < 2; ++parity) {
+      const NodeId via = parity == 0 ? (v + 1) % 3 : (v + 2) % 3;
+      const NodeId next = parity == 0 ? (via + 1) % 3 : (via + 2) % 3;
+      const std::vector<TransferId> after{first_hop[2 * v + parity]};
+      schedule.add(via, next, TransferKind::kCopy, chunks_of(v, parity), after, hop_us, 2.0 * hop_us,
+                   triangle.find_link(via, next));
+    }
+  }
+  REQUIRE(verify_schedule(triangle, schedule).ok);
+  REQUIRE(simulate(triangle, schedule).time_us == Approx(2.0 * hop_us).epsilon(1e-12));
+  REQUIRE(msccl_runtime_model(MscclProtocol::kSimple, 3 * kPerMember, schedule.size_bytes()).max_allowed_count == 2);
+  // Written with each member's chunks renumbered so that a transfer's lie side by side (no staging
+  // copies), and each transfer cut into two side by side on channels of their own: one alpha each.
+  const MscclWritten written = write_msccl_xml(schedule, triangle, {});
+  CHECK(written.time_us == Approx(2.0 * hop_us).epsilon(1e-12));
+  CHECK(written.channels == 2);
+  CHECK(written.text.find("type=\"cpy\"") == std::string::npos);
+  const MscclVerifyResult check = verify_msccl_xml(written.text, &triangle, true);
+  INFO(check.error);
+  CHECK(check.ok);
+  // On the one channel a user asks for, each step is two calls, one after the other: an alpha more
+  // per hop. Still renumbered: no copies.
+  MscclWriteOptions one_channel;
+  one_channel.channels = 1;
+  const MscclWritten on_one = write_msccl_xml(schedule, triangle, one_channel);
+  CHECK(on_one.channels == 1);
+  CHECK(on_one.time_us == Approx(2.0 * hop_us + 2.0).epsilon(1e-12));
+  CHECK(on_one.text.find("type=\"cpy\"") == std::string::npos);
 }
 
 TEST_CASE("Transfers of more chunks than a step carries go as a step per run of consecutive chunks", "[msccl]") {

@@ -108,6 +108,12 @@ struct MscclWritten {
   double runtime_routes_us = 0.0;
   /// Each of the schedule's chunks is this many chunks of the file (1: as planned).
   std::uint32_t chunk_split = 1;
+  /// Each member's chunks are numbered in the file so that those a transfer carries together lie
+  /// side by side (fewer steps or staging copies than the schedule's numbering).
+  bool chunks_renumbered = false;
+  /// Transfers of more chunks than one of the runtime's primitive calls moves were cut into
+  /// transfers side by side, on channels of their own, each paying its alpha at the same time.
+  bool calls_side_by_side = false;
 };
 
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`
@@ -117,7 +123,10 @@ struct MscclWritten {
 /// several slices, also with each chunk cut into pieces: MscclWriteOptions::max_chunk_split). A
 /// schedule planned on routes other than the runtime's is laid out in the order of its replay on
 /// the runtime's routes, or of its plan, whichever file is faster
-/// (MscclWritten::off_route_transfers). Throws InputError when the
+/// (MscclWritten::off_route_transfers). Where the file of a schedule of aggregated transfers runs
+/// slower than the schedule, it is also written with each member's chunks renumbered and with
+/// transfers larger than a runtime call cut side by side (MscclWritten::chunks_renumbered,
+/// calls_side_by_side), and the faster file kept. Throws InputError when the
 /// schedule cannot be expressed (a transfer through a non-member) or does not fit the runtime's
 /// limits, naming the limit and what to change.
 MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
