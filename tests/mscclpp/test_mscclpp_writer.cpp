@@ -226,6 +226,7 @@ TEST_CASE("A plan's time from memory is the time of its written text", "[mscclpp
   // it must be the time `tenet simulate` gives the file.
   for (const char* name : {"mesh-3x3", "a100-2x8-ib", "two-level-switch-8x4"}) {
     const Topology topology = shipped(name);
+    if (!swept(topology.npu_count(), topology.name)) continue;
     for (CollectiveKind kind : kAllKinds) {
       const std::uint64_t size = std::uint64_t{16} << 20;
       const Schedule synthesized = synthesize(topology, make_collective(kind, size, 2), {}).schedule;
