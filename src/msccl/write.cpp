@@ -630,54 +630,44 @@ MscclWritten write_on_routes(const Schedule& schedule, const Topology& topology,
   return written;
 }
 
-/// write_on_routes, and for a schedule of aggregated transfers also the equivalent schedules
-/// below, keeping the fastest file. Aggregated transfers cost more in a file than in the
-/// schedule in two ways: chunks that lie apart cost a step or a staging copy per run (each
-/// member's chunks renumbered to lie side by side, chunk_order.cpp), and a step of more chunks
-/// than one primitive call moves pays an alpha per call (cut into transfers side by side,
-/// serialize.cpp). torus-8x8 reduce-scatter of 64 MiB, 16 chunks per NPU: 338.4 us as scheduled,
-/// 337.1 renumbered, 335.6 renumbered and cut (the schedule's time). Most changed first; ties go
-/// to the file tried first (the staging copies renumbering spares cost no time in the runtime's
-/// model, but do on a GPU), and a file at the schedule's time ends the search where the runtime
-/// does not slice the chunks (only slices pipelined run faster than the schedule).
+/// write_on_routes, and where that file runs slower than the schedule and the schedule has
+/// aggregated transfers, also the equivalent schedules below, keeping the fastest file.
+/// Aggregated transfers cost more in a file than in the schedule in two ways: chunks that lie
+/// apart cost a step or a staging copy per run (each member's chunks renumbered to lie side by
+/// side, chunk_order.cpp), and a step of more chunks than one primitive call moves pays an alpha
+/// per call (cut into transfers side by side, serialize.cpp). torus-8x8 reduce-scatter of 64 MiB,
+/// 16 chunks per NPU: 338.4 us as scheduled, 337.1 renumbered, 335.6 renumbered and cut (the
+/// schedule's time). The schedule as it is goes first: its file can run far faster than the
+/// schedule (mi250-2x16-ib rhd all-gather of 64 MiB: 595 us, its schedule 1063 on the switches),
+/// where the equivalents' stop at the schedule's time. Renumbered chunks are kept on ties too: the
+/// staging copies they spare cost no time in the runtime's model, but do on a GPU.
 MscclWritten write_equivalents(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options) {
+  MscclWritten written = write_on_routes(schedule, topology, options);
+  const auto slower_than_planned = [&] { return written.time_us > schedule.planned_time_us() * (1.0 + 1e-9); };
   const std::uint64_t all_chunks = std::uint64_t{schedule.chunks_per_member()} * schedule.members().size();
-  if (schedule.at_most_one_chunk_each() || all_chunks > static_cast<std::uint64_t>(kMaxOffset))
-    return write_on_routes(schedule, topology, options);
-  const MscclRuntimeModel runtime =
-      msccl_runtime_model(options.protocol, static_cast<int>(all_chunks), schedule.size_bytes());
-  const std::optional<Schedule> renumbered = chunks_side_by_side(schedule);
-  // Transfers side by side take channels of their own, beside those a user's --channels gives.
-  const std::optional<Schedule> cut =
-      options.channels == 0 ? calls_side_by_side(renumbered ? *renumbered : schedule, runtime.max_allowed_count)
-                            : std::nullopt;
-  if (!renumbered && !cut) return write_on_routes(schedule, topology, options);
-  std::optional<MscclWritten> best;
-  const auto at_schedule_time = [&] {
-    return runtime.iterations == 1 && best && best->time_us <= schedule.planned_time_us() * (1.0 + 1e-9);
-  };
-  const auto consider = [&](const Schedule& equivalent, bool renumbered_chunks, bool cut_calls) {
+  if (!slower_than_planned() || schedule.at_most_one_chunk_each() ||
+      all_chunks > static_cast<std::uint64_t>(kMaxOffset))
+    return written;
+  const auto keep_if_faster = [&](const Schedule& equivalent, bool renumbered, bool cut) {
     try {
-      MscclWritten file = write_on_routes(equivalent, topology, options, cut_calls);
-      if (best && !(file.time_us < best->time_us)) return;
-      best = std::move(file);
-      best->chunks_renumbered = renumbered_chunks;
-      best->calls_side_by_side = cut_calls;
+      MscclWritten file = write_on_routes(equivalent, topology, options, cut);
+      if (!(file.time_us < written.time_us) && !(renumbered && !cut && file.time_us == written.time_us)) return;
+      written = std::move(file);
+      written.chunks_renumbered = renumbered;
+      written.calls_side_by_side = cut;
     } catch (const InputError&) {
-      // Past a runtime limit where another numbering may fit.
+      // Past a runtime limit where the schedule as it is fits: keep that file.
     }
   };
-  if (cut) consider(*cut, renumbered.has_value(), true);
-  if (renumbered && !at_schedule_time()) consider(*renumbered, true, false);
-  if (at_schedule_time()) return std::move(*best);
-  // The schedule as it is: its limit is the one reported where no file fits.
-  try {
-    MscclWritten as_scheduled = write_on_routes(schedule, topology, options);
-    if (!best || as_scheduled.time_us < best->time_us) best = std::move(as_scheduled);
-  } catch (const InputError&) {
-    if (!best) throw;
-  }
-  return std::move(*best);
+  const std::optional<Schedule> renumbered = chunks_side_by_side(schedule);
+  const int per_call =
+      msccl_runtime_model(options.protocol, static_cast<int>(all_chunks), schedule.size_bytes()).max_allowed_count;
+  // Transfers side by side take channels of their own, beside those a user's --channels gives.
+  const std::optional<Schedule> cut =
+      options.channels == 0 ? calls_side_by_side(renumbered ? *renumbered : schedule, per_call) : std::nullopt;
+  if (cut) keep_if_faster(*cut, renumbered.has_value(), true);
+  if (renumbered && slower_than_planned()) keep_if_faster(*renumbered, true, false);
+  return written;
 }
 
 /// The fewest pieces of a chunk the writer tries (write_msccl_xml).

@@ -123,12 +123,11 @@ struct MscclWritten {
 /// several slices, also with each chunk cut into pieces: MscclWriteOptions::max_chunk_split). A
 /// schedule planned on routes other than the runtime's is laid out in the order of its replay on
 /// the runtime's routes, or of its plan, whichever file is faster
-/// (MscclWritten::off_route_transfers). Where the file of a schedule of aggregated transfers runs
-/// slower than the schedule, it is also written with each member's chunks renumbered and with
-/// transfers larger than a runtime call cut side by side (MscclWritten::chunks_renumbered,
-/// calls_side_by_side), and the faster file kept. Throws InputError when the
-/// schedule cannot be expressed (a transfer through a non-member) or does not fit the runtime's
-/// limits, naming the limit and what to change.
+/// (MscclWritten::off_route_transfers). A schedule of aggregated transfers is also written with
+/// each member's chunks renumbered and with transfers larger than a runtime call cut side by side
+/// (MscclWritten::chunks_renumbered, calls_side_by_side), and the fastest file kept. Throws
+/// InputError when the schedule cannot be expressed (a transfer through a non-member) or does not
+/// fit the runtime's limits, naming the limit and what to change.
 MscclWritten write_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
 /// write_msccl_xml's text.
 std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topology, const MscclWriteOptions& options);
