@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "writer.hpp"
@@ -67,7 +69,8 @@ std::optional<Schedule> chunks_side_by_side(const Schedule& schedule) {
   // Where few transfers gain, their staging costs little and another file to lay out costs
   // seconds (mi250-2x16-ib all-reduce of 64 MiB on boxes and rails: 1,024 runs fewer in 46,592
   // transfers, no faster a file, 3.5 s a layout search).
-  if (total_runs(schedule) < total_runs(relabeled) + schedule.size() / 10) return std::nullopt;
+  if (total_runs(schedule) < total_runs(relabeled) + std::max<std::size_t>(1, schedule.size() / 10))
+    return std::nullopt;
   return relabeled;
 }
 
