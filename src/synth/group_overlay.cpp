@@ -9,7 +9,7 @@
 
 namespace tenet::synth {
 
-std::optional<Topology> group_overlay(const Topology& topology, const std::vector<NodeId>& members) {
+std::optional<GroupOverlay> group_overlay(const Topology& topology, const std::vector<NodeId>& members) {
   if (topology.switch_count() == 0) return std::nullopt;
   // Members by their home switch, each group in ascending id (members is ascending).
   const Adjacency adjacency(topology);
@@ -75,7 +75,7 @@ std::optional<Topology> group_overlay(const Topology& topology, const std::vecto
     }
     overlay.add_link({pairs[i].first, pairs[i].second, latency_us, bandwidth_GBps});
   }
-  return overlay;
+  return GroupOverlay{std::move(overlay), groups.size()};
 }
 
 }  // namespace tenet::synth

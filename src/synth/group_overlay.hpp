@@ -13,6 +13,7 @@
 // that cross it. A plan on those shares fits the real network when every virtual link is busy,
 // and its replay on the real switches (which is what scores it) is never slower. Private to src/synth.
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -20,9 +21,14 @@
 
 namespace tenet::synth {
 
-/// The group overlay of `members` on `topology`: the same NPU ids, links between members only.
-/// A member's group is the switch of its fastest link into a switch (ties: the lower link id).
-/// std::nullopt unless at least two groups of members exist and one has two members.
-std::optional<Topology> group_overlay(const Topology& topology, const std::vector<NodeId>& members);
+struct GroupOverlay {
+  Topology topology;       ///< the same NPU ids, links between members only
+  std::size_t groups = 0;  ///< groups of members (each member has a virtual link to at most groups - 1 peers)
+};
+
+/// The group overlay of `members` on `topology`. A member's group is the switch of its fastest
+/// link into a switch (ties: the lower link id). std::nullopt unless at least two groups of
+/// members exist and one has two members.
+std::optional<GroupOverlay> group_overlay(const Topology& topology, const std::vector<NodeId>& members);
 
 }  // namespace tenet::synth

@@ -181,8 +181,22 @@ constexpr double kTreeTransfers = 3e5;
 constexpr double kTreeAlphaShare = 0.3;
 /// ... and only where the matching's schedule is further than this from the lower bound: trees
 /// can at best close that gap, and replaying them on a shared fabric costs seconds (fat-tree-8x4
-/// all-reduce of 64 MiB: 2724 us matched, 4.7% over its bound; trees 1% faster in 20 s).
-constexpr double kTreeGap = 1.05;
+/// all-reduce of 64 MiB: 2724 us matched, 4.7% over its bound; trees 1% faster in 20 s). At 5%
+/// they were skipped where they win by more than that distance: two A100 boxes' all-reduce of 256
+/// MiB, the matching 3.9% from the bound, the trees 1.2% (with the group overlay's chunk counts
+/// below and the box gap, the 576 cases of benchmarks/synth_times.sh took 138.5 -> 142.7 s).
+constexpr double kTreeGap = 1.03;
+/// The boxes and rails, far cheaper than the trees (no trials to replay), run wherever the
+/// matching is further than this from the bound (pod-2x4-handwritten all-reduce of 256 MiB: the
+/// matching 1.1%, the boxes 0.4%).
+constexpr double kBoxGap = 1.01;
+/// On large networks the boxes and the trees each cost seconds to minutes, so there the gap is
+/// wider. The boxes run past it on more than kTreeMembers members (hammingmesh-hx4-16x16, 4,096
+/// NPUs, all-reduce of 1 MiB, took 221 s with the matching alone and more than 5 minutes with the
+/// boxes at 1%), and where the boxes come this near the bound on more than kTreesAlwaysMembers
+/// members the trees are not tried (at 3% they ran on ring-fc-switch-2x4x16 for nothing:
+/// all-reduce of 256 MiB, boxes 4% from the bound, 1.4 -> 6.6 s, the same schedule).
+constexpr double kLargeNetworkGap = 1.05;
 /// Switch-native candidates replayed within this factor of their round's best are replayed again
 /// without the port waits their data covers (covered_port_waits.cpp): that gained up to 3.6% (tree-2x2x4
 /// reduce-scatter of 16 MiB) and nothing where the candidate was further behind.
@@ -766,11 +780,13 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // its replay on the real switches like every unwinding. Not with --switches unwind, which is
   // the paper's method alone.
   std::optional<std::size_t> grouped;
+  std::size_t overlay_groups = 0;
   if (native && unwinding && any_shape) {
-    if (std::optional<Topology> overlay = synth::group_overlay(topology, members)) {
+    if (std::optional<synth::GroupOverlay> overlay = synth::group_overlay(topology, members)) {
       grouped = planned_on.size();
       degrees.push_back(0);
-      planned_on.push_back(std::move(*overlay));
+      planned_on.push_back(std::move(overlay->topology));
+      overlay_groups = overlay->groups;
     }
   }
   std::vector<Topology> transposed;
@@ -1093,6 +1109,48 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   search(aggregated_families, 2, kAggregatedRounds, true, chunk_counts);
   keep_finalist();
+  // On the group overlay, aggregated transfers at more chunk counts: there a block crosses the
+  // fabric once per group and then spreads over the group's local links, and the count that evens
+  // both out follows the groups, not the powers of two the search above stops at (fat-tree-8x4
+  // all-gather of 64 MiB: 1336.9 us at 1 to 4 chunks, 1318.0 at 3, 6 and 12, a chunk per other
+  // group; two 2x8 A100 boxes' reduce-scatter of 64 MiB: 231.9 us, 209.6 at 8 and 16). Counts up
+  // to 16, as the synchronous rounds, where a chunk's alphas matter (kAggregateAlphaShare).
+  if (grouped && any_shape && options.auto_chunks) {
+    std::vector<Family> overlay_families{
+        {SenderOrder::kAny, *grouped, SynthPolicy::kTenet, options.seed, kAggregateAll, 0.0}};
+    for (std::uint32_t cap : small_caps)
+      overlay_families.push_back({SenderOrder::kAny, *grouped, SynthPolicy::kTenet, options.seed, cap, 0.0});
+    const std::size_t last = std::min(kSynchronousRounds, chunk_counts.size());
+    std::vector<std::uint32_t> overlay_counts(chunk_counts.begin(),
+                                              chunk_counts.begin() + static_cast<std::ptrdiff_t>(last));
+    for (std::uint32_t count = static_cast<std::uint32_t>(overlay_groups - 1);
+         count > 2 && !std::has_single_bit(count) && count < overlay_counts.back(); count *= 2) {
+      overlay_counts.insert(std::upper_bound(overlay_counts.begin(), overlay_counts.end(), count), count);
+    }
+    // What the aggregated search ran already, and counts whose chunks are too large for alphas to matter.
+    std::erase_if(overlay_counts, [&](std::uint32_t count) {
+      const bool searched = aggregating && std::has_single_bit(count) && std::bit_width(count) <= kAggregatedRounds;
+      return searched || !alpha_matters(topology, largest_chunk / count, kAggregateAlphaShare);
+    });
+    // With a file to write, a winner found here is written beside the one it displaces, and the
+    // faster file stays: its finer chunks can need more transfers between a pair of ranks than
+    // the runtime's lanes hold at once, which the estimate does not see (fat-tree-8x4 all-reduce
+    // of 1 MiB: 8 chunks estimated ahead of the 1-chunk winner's 49.25 us ran 50.44 us).
+    std::optional<Finalist> displaced;
+    if (!overlay_counts.empty() && options.file.written && winner)
+      displaced = Finalist{*winner, result.schedule, best_time, result.plan_us, result.link_loads};
+    const double displaced_score = best_score;
+    if (!overlay_counts.empty())
+      search(overlay_families, static_cast<int>(overlay_counts.size()), overlay_counts.size(), true, overlay_counts);
+    if (displaced && search_led && options.file.written(displaced->schedule) <= options.file.written(result.schedule)) {
+      winner = displaced->candidate;
+      best_time = displaced->time_us;
+      best_score = displaced_score;
+      result.schedule = std::move(displaced->schedule);
+      result.plan_us = displaced->plan_us;
+      result.link_loads = std::move(displaced->link_loads);
+    }
+  }
   if (aggregated_first) {
     search(families, kPatience, matching_counts.size(), false, matching_counts);
     keep_finalist();
@@ -1175,7 +1233,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
                              options.auto_chunks && options.switches == SwitchPlanning::kAuto;
   const double bound_us =
       left_to_tenet ? lower_bound(topology, collective, compute_diameter(topology, members)).total_us : 0.0;
-  const bool own_methods = left_to_tenet && best_time > kTreeGap * bound_us;
+  const bool own_methods =
+      left_to_tenet && best_time > (members.size() <= kTreeMembers ? kBoxGap : kLargeNetworkGap) * bound_us;
   const bool large_blocks = !alpha_matters(
       topology, static_cast<double>(collective.size_bytes) / static_cast<double>(members.size()), kTreeAlphaShare);
   // The third method first: boxes joined by rails (box_rails.hpp), on any number of members, where
@@ -1192,9 +1251,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     if (boxed && options.file.fits && !options.file.fits(boxed->schedule)) boxed.reset();
   }
   const bool boxes_near_bound =
-      boxed && members.size() > kTreesAlwaysMembers && boxed->replay.time_us <= kTreeGap * bound_us;
-  if (own_methods && large_blocks && !boxes_near_bound && members.size() <= kTreeMembers &&
-      (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress))) {
+      boxed && members.size() > kTreesAlwaysMembers && boxed->replay.time_us <= kLargeNetworkGap * bound_us;
+  if (own_methods && best_time > kTreeGap * bound_us && large_blocks && !boxes_near_bound &&
+      members.size() <= kTreeMembers && (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress))) {
     const auto replay_work =
         static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
     // Without a file the trees must beat the matching's time and the boxes' (see the end).
