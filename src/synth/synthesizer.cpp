@@ -944,6 +944,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     std::vector<LinkLoad> link_loads;
     double estimate_us = 0.0;  ///< a pipelined contender's estimate (SynthOptions::FileModel::pipelined)
   };
+  // Makes a finalist the winner (the caller sets the score it won by).
+  const auto adopt = [&](Finalist& finalist) {
+    winner = finalist.candidate;
+    best_time = finalist.time_us;
+    result.schedule = std::move(finalist.schedule);
+    result.plan_us = finalist.plan_us;
+    result.link_loads = std::move(finalist.link_loads);
+  };
   // The candidates whose files the runtime's pipelines of slices could make fastest, by estimate.
   std::vector<Finalist> pipelined;
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
@@ -1143,12 +1151,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     if (!overlay_counts.empty())
       search(overlay_families, static_cast<int>(overlay_counts.size()), overlay_counts.size(), true, overlay_counts);
     if (displaced && search_led && options.file.written(displaced->schedule) <= options.file.written(result.schedule)) {
-      winner = displaced->candidate;
-      best_time = displaced->time_us;
+      adopt(*displaced);
       best_score = displaced_score;
-      result.schedule = std::move(displaced->schedule);
-      result.plan_us = displaced->plan_us;
-      result.link_loads = std::move(displaced->link_loads);
     }
   }
   if (aggregated_first) {
@@ -1212,13 +1216,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       if (file_us[i] < file_us[pick]) pick = i;
     }
     const double pick_file_us = file_us[pick];
-    Finalist& chosen = finalists[pick];
     chosen_file_us = pick_file_us;
-    winner = chosen.candidate;
-    best_time = chosen.time_us;
-    result.schedule = std::move(chosen.schedule);
-    result.plan_us = chosen.plan_us;
-    result.link_loads = std::move(chosen.link_loads);
+    adopt(finalists[pick]);
   }
   // The second method: spanning trees packed to the cut bound's throughput, scored the same way:
   // with a file to write, by that file's time, on point-to-point networks too (the fastest tree
@@ -1287,13 +1286,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   }
   if (piped && (piped_file_us < winner_us || (!winner_file_us && piped_file_us < kFileEstimateDoubt * best_score &&
                                               piped_file_us < options.file.written(result.schedule)))) {
-    winner = piped->candidate;
-    best_time = piped->time_us;
+    adopt(*piped);
     best_score = piped_file_us;
     winner_file_us = piped_file_us;
-    result.schedule = std::move(piped->schedule);
-    result.plan_us = piped->plan_us;
-    result.link_loads = std::move(piped->link_loads);
   }
   // What the trees must beat: on switched networks the candidates were scored by their file
   // already; on point-to-point ones the chosen finalist's file.
