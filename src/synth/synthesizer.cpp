@@ -345,10 +345,11 @@ std::pair<Schedule, SimResult> replayed_executable(Schedule planned, const Candi
 /// plan is its replay, or unwindings too large to route), with branch and bound below
 /// `known_best_us`. Only a best scoring below `best_score_so_far` (an earlier round's) has its file
 /// checked exactly (SynthOptions::FileModel::fits). RoundResult::pipelined: only a pipeline estimated
-/// below `pipelined_to_beat`.
+/// below `pipelined_to_beat`. `beam_follows`: the next round's families are chosen from this round's
+/// ranking (the beam), so it must rank the fastest few exactly.
 RoundResult run_round(const Topology& topology, const Collective& collective, const std::vector<NodeId>& members,
                       const std::vector<Candidate>& candidates, const SynthOptions& options, bool replay_all,
-                      double known_best_us, double best_score_so_far, double pipelined_to_beat) {
+                      bool beam_follows, double known_best_us, double best_score_so_far, double pipelined_to_beat) {
   std::vector<Outcome> outcomes(candidates.size());
   // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
   // the topology), so they all go in parallel: two threads keep busy through each run's serial
@@ -441,18 +442,65 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   std::vector<std::optional<Schedule>> schedules(candidates.size());
   std::vector<SimResult> replays(candidates.size());
   std::vector<double> pipelined(candidates.size(), std::numeric_limits<double>::infinity());
+  // Without a file to write, a routed plan's replay stops once it provably ends past
+  // kHopelessRound times the best so far: such a round cannot gain, and a loser's exact time
+  // would only rank it among the losers. Switch-native replays, cheap, always run in full (the
+  // covered port waits below start from them). Where a stopped replay's exact time is still
+  // needed (below), it runs again in full, so the search is the same as with every replay whole.
+  const double stop_past = replay_all && !by_file && options.stop_losing_replays
+                               ? kHopelessRound * best_score_so_far
+                               : std::numeric_limits<double>::infinity();
+  SimOptions routed_options = replay_options;
+  routed_options.stop_once_slower_than_us = stop_past;
+  // A plan is assembled once (its traces are consumed): kept until its replay has run in full.
+  std::vector<std::optional<Schedule>> plans(candidates.size());
+  const auto replay_plan = [&](std::size_t i, Schedule plan, const SimOptions& sim_options) {
+    auto [schedule, replay] = replayed_executable(std::move(plan), candidates[i], collective, topology, sim_options);
+    schedules[i] = std::move(schedule);
+    replays[i] = std::move(replay);
+    round.scores[i] = replays[i].time_us;
+  };
   parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
     if (outcomes[i].abandoned) return;
     if (!candidates[i].routed && !replay_all) {
       round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
       return;
     }
-    auto [schedule, replay] = replayed_executable(assemble(candidates[i], outcomes[i], collective, members),
-                                                  candidates[i], collective, topology, replay_options);
-    schedules[i] = std::move(schedule);
-    replays[i] = std::move(replay);
-    round.scores[i] = replays[i].time_us;
+    Schedule plan = assemble(candidates[i], outcomes[i], collective, members);
+    if (candidates[i].switch_native || !std::isfinite(stop_past)) {
+      replay_plan(i, std::move(plan), replay_options);
+      return;
+    }
+    plans[i] = plan;
+    replay_plan(i, std::move(plan), routed_options);
+    if (replays[i].simulated) plans[i].reset();
   });
+  // A stopped replay scores its proof, past stop_past; every candidate that ends by then ran in
+  // full. The round's best, the covered waits' threshold (kCoveredWaitsGap times it) and, where the
+  // search goes on with a beam, the beam (the fastest kBeam and the fastest of each kind) are those
+  // of full replays as long as they are all ahead of every stopped one.
+  std::vector<std::size_t> stopped;
+  double least_stopped = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!schedules[i] || replays[i].simulated) continue;
+    stopped.push_back(i);
+    least_stopped = std::min(least_stopped, replays[i].time_us);
+  }
+  if (!stopped.empty()) {
+    std::size_t ahead = 0;
+    bool unwound_ahead = false;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (!schedules[i] || !replays[i].simulated || !(replays[i].time_us < least_stopped)) continue;
+      ++ahead;
+      unwound_ahead = unwound_ahead || !candidates[i].switch_native;
+    }
+    const bool ranked = ahead > 0 && (!beam_follows || (ahead >= kBeam && unwound_ahead));
+    if (!ranked) {
+      parallel_for(std::size_t{0}, stopped.size(),
+                   [&](std::size_t k) { replay_plan(stopped[k], std::move(*plans[stopped[k]]), replay_options); });
+    }
+  }
+  plans.clear();
   // The switch-native candidates near the round's best replay also without the port waits their
   // plan's data covers (covered_port_waits.cpp), kept where faster.
   double best_replayed = std::numeric_limits<double>::infinity();
@@ -1017,8 +1065,13 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       const bool replay_all = switched && (native || routable);
       const double pipelined_to_beat = pipelined.size() < kPipelinedContenders ? std::numeric_limits<double>::infinity()
                                                                                : pipelined.back().estimate_us;
+      // Whether the next round's families come from this round's ranking (the beam, below).
+      const bool still_every_family =
+          every_family ||
+          (round + 1 < counts.size() &&
+           work + static_cast<double>(start.size()) * transfers_with(counts[round + 1]) <= kExhaustiveTransfers);
       RoundResult outcome =
-          run_round(topology, collective, members, candidates, options, replay_all,
+          run_round(topology, collective, members, candidates, options, replay_all, !still_every_family,
                     switched ? std::numeric_limits<double>::infinity() : best_time, best_score, pipelined_to_beat);
       if (outcome.pipelined < candidates.size()) {
         // Kept in order of estimate (ties: the earlier), the fewest.
@@ -1060,11 +1113,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
               kSearchTransfers) {
         break;
       }
-      if (every_family ||
-          (round + 1 < counts.size() &&
-           work + static_cast<double>(start.size()) * transfers_with(counts[round + 1]) <= kExhaustiveTransfers)) {
-        continue;  // still every family
-      }
+      if (still_every_family) continue;
       // The beam: the families of the fastest few of this round, and the fastest of each way of
       // planning on switches (native, unwound), fastest first (ties: earlier). Under branch and
       // bound (plans scored, not replays) which losers stopped early, and so which have a score,

@@ -147,6 +147,36 @@ TEST_CASE("On switches a round of chunk counts far behind the best ends the sear
   CHECK(verify_schedule(topology, result.schedule).ok);
 }
 
+TEST_CASE("replays stopped once they lose give the schedule of whole replays", "[synth]") {
+  // Each case stops routed replays past 1.5x the best so far, and in some round runs the stopped
+  // ones again in full where the search needs their exact times (fewer than the beam ended by
+  // then, or none). Whole replays or stopped ones: the same schedule to the byte.
+  struct Case {
+    const char* topology;
+    CollectiveKind kind;
+    std::uint64_t size;
+  };
+  std::vector<Case> cases = {{"switch-8", CollectiveKind::kAllReduce, 64 << 10},
+                             {"ring-fc-switch-2x4x2", CollectiveKind::kReduceScatter, 16 << 20}};
+  if (!kSanitized) {
+    cases.push_back({"a100-2x8-ib", CollectiveKind::kAllReduce, 64 << 10});
+    cases.push_back({"tree-2x2x4", CollectiveKind::kAllReduce, 1 << 20});
+  }
+  for (const Case& c : cases) {
+    INFO(c.topology << " " << collective_name(c.kind) << " " << c.size << " bytes");
+    const Topology topology = shipped(c.topology);
+    const Collective collective = make_collective(c.kind, c.size);
+    SynthOptions options;
+    options.auto_chunks = true;
+    const SynthResult stopping = synthesize(topology, collective, options);
+    options.stop_losing_replays = false;
+    const SynthResult full = synthesize(topology, collective, options);
+    CHECK(schedule_to_text(stopping.schedule, topology) == schedule_to_text(full.schedule, topology));
+    CHECK(stopping.time_us == full.time_us);
+    CHECK(stopping.candidates == full.candidates);
+  }
+}
+
 TEST_CASE("the boxes and trees still run where the matching ends a few percent from the bound", "[synth]") {
   // All-reduce of 256 MiB. Two A100 boxes: the matching on the group overlay ends 3.9% from the
   // bound, the trees 1.2%. pod-2x4-handwritten: the matching 1.1% from it, boxes and rails 0.4%.

@@ -134,6 +134,10 @@ struct SynthOptions {
   /// schedule and freed one at a time). Tests lower it to cross block boundaries on small runs;
   /// the schedule does not depend on it.
   unsigned log_block_bits = 22;
+  /// On switches without a file to write, routed candidates' replays stop once they provably lose
+  /// by kHopelessRound, and run again in full only where the search needs their exact time.
+  /// Tests turn it off to check that the schedule does not depend on it.
+  bool stop_losing_replays = true;
 };
 
 /// What the spanning-tree method (src/synth/tree_packing.hpp) built, when its schedule won.
