@@ -64,12 +64,15 @@ struct SimOptions {
   /// symmetric quotient runs, which is short). For a caller that only needs to know whether a
   /// schedule beats this time: the synthesizer's tree trials and switch-native variants.
   double stop_once_slower_than_us = std::numeric_limits<double>::infinity();
-  /// Share of the transfers finished, above 0 and below 1, reported on the calling thread each
-  /// time another kProgressEvery have finished: for a progress line while a long simulation runs
-  /// (a direct all-reduce on a 32x32 mesh, 2 million routed transfers, takes hours). A plan whose
-  /// transfers are each alone on their links replays in one quick pass and reports nothing.
+  /// Share of the transfers finished, at least 0 and below 1, reported on the calling thread each
+  /// time another kProgressEvery have finished, and every kProgressRefills rate refills: for a
+  /// progress line while a long simulation runs (a direct all-reduce on a 32x32 mesh, 2 million
+  /// routed transfers, takes hours; its flows all start at once and few end before the last
+  /// hour, so the refills are what shows it is moving). A plan whose transfers are each alone on
+  /// their links replays in one quick pass and reports nothing.
   std::function<void(double done)> progress;
   static constexpr std::uint64_t kProgressEvery = 1 << 14;
+  static constexpr std::uint64_t kProgressRefills = 4;
 };
 
 struct LinkLoad {
