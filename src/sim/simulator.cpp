@@ -430,8 +430,7 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
   // SimOptions::stop_once_slower_than_us, given every link's bytes in all (`link_totals`): no
   // simulated time can be less than now plus, on any link, the bytes not yet started on it.
   const bool may_stop = !link_totals.empty();
-  std::uint64_t settles = 0;
-  std::uint64_t refills = 0;  // for SimOptions::progress
+  std::uint64_t refills = 0;
   auto floor_now = [&] {
     const std::vector<LinkLoad>& loads = flows.loads();
     double floor = now;
@@ -455,14 +454,15 @@ EventOutcome run_events(const Inputs& transfers, double chunk_bytes, LinkQueues&
     if (batching && std::min(event_time, flow_time) > batch_until) {
       flows.settle(now);
       batching = false;
-      if (options.progress && ++refills % SimOptions::kProgressRefills == 0)
+      ++refills;
+      if (options.progress && refills % SimOptions::kProgressRefills == 0)
         options.progress(static_cast<double>(finished) / static_cast<double>(count));
       if (options.max_refill_work != 0 && flows.refill_work() > options.max_refill_work) {
         outcome.stopped = true;
         outcome.time_us = now;
         return outcome;
       }
-      if (may_stop && settles++ % kStopCheckEvery == 0) {
+      if (may_stop && (refills - 1) % kStopCheckEvery == 0) {
         if (const double floor = floor_now(); floor > options.stop_once_slower_than_us) {
           outcome.stopped = true;
           outcome.time_us = floor;

@@ -992,7 +992,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     std::vector<LinkLoad> link_loads;
     double estimate_us = 0.0;  ///< a pipelined contender's estimate (SynthOptions::FileModel::pipelined)
   };
-  // Makes a finalist the winner (the caller sets the score it won by).
+  // The winner so far as a finalist (a copy), and a finalist made the winner (the caller sets the
+  // score it won by).
+  const auto winner_so_far = [&] {
+    return Finalist{*winner, result.schedule, best_time, result.plan_us, result.link_loads};
+  };
   const auto adopt = [&](Finalist& finalist) {
     winner = finalist.candidate;
     best_time = finalist.time_us;
@@ -1140,7 +1144,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   auto keep_finalist = [&] {
     if (!keeps_finalists || !winner) return;
     if (best_time < kept_time) {
-      finalists.push_back({*winner, result.schedule, best_time, result.plan_us, result.link_loads});
+      finalists.push_back(winner_so_far());
       kept_time = best_time;
     } else if (search_best && !std::isfinite(options.file.estimate(finalists.back().schedule))) {
       // The fastest plan cannot be written, for one: hop by hop through NPUs outside the members,
@@ -1194,8 +1198,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // the runtime's lanes hold at once, which the estimate does not see (fat-tree-8x4 all-reduce
     // of 1 MiB: 8 chunks estimated ahead of the 1-chunk winner's 49.25 us ran 50.44 us).
     std::optional<Finalist> displaced;
-    if (!overlay_counts.empty() && options.file.written && winner)
-      displaced = Finalist{*winner, result.schedule, best_time, result.plan_us, result.link_loads};
+    if (!overlay_counts.empty() && options.file.written && winner) displaced = winner_so_far();
     const double displaced_score = best_score;
     if (!overlay_counts.empty())
       search(overlay_families, static_cast<int>(overlay_counts.size()), overlay_counts.size(), true, overlay_counts);
