@@ -1276,7 +1276,14 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // schedule of dgx1-8's all-reduce of 64 MiB, 256 chunks per NPU, has no MSCCL XML).
   std::optional<synth::TreeMethodResult> trees;
   const bool all_reduce = collective.kind == CollectiveKind::kAllReduce;
-  const bool uneven_ingress = all_reduce && uneven_member_ingress(topology, members);
+  const bool uneven_ingress = uneven_member_ingress(topology, members);
+  // Where members take in different bandwidths the matching can fall short on point-to-point
+  // links too, for all-gather and reduce-scatter: on a 2x8 mesh (corners on two links, the rest
+  // on three) it ran an all-gather of 1 GiB 6.7% over the bound where the ring is on it; trees
+  // run it 1.5% over. They are tried there up to kTreesAlwaysMembers members: on shipped meshes
+  // of up to 64 NPUs (two collectives, 4 KiB to 1 GiB) they made 2 of 84 schedules 2-3% faster
+  // for 1.7 s more synthesis in all; on mesh-10x10 they won nothing for 2 s.
+  const bool trees_for_uneven_ingress = uneven_ingress && (all_reduce || members.size() <= kTreesAlwaysMembers);
   // The methods below choose their own chunk counts and their own routes through switches, so
   // only when the user left both to tenet, and only where blocks are large enough that the
   // pipelines' alphas do not matter and the matching is not at the bound already.
@@ -1304,7 +1311,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   const bool boxes_near_bound =
       boxed && members.size() > kTreesAlwaysMembers && boxed->replay.time_us <= kLargeNetworkGap * bound_us;
   if (own_methods && best_time > kTreeGap * bound_us && large_blocks && !boxes_near_bound &&
-      members.size() <= kTreeMembers && (switched || mixed_link_speeds(topology) || (all_reduce && uneven_ingress))) {
+      members.size() <= kTreeMembers && (switched || mixed_link_speeds(topology) || trees_for_uneven_ingress)) {
     const auto replay_work =
         static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
     // Without a file the trees must beat the matching's time and the boxes' (see the end).
