@@ -2,6 +2,7 @@
 #include "tenet/topology/topology_json.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -492,7 +493,13 @@ Topology parse_topology(const std::string& text, const std::string& source) {
   return survivors;
 }
 
-Topology load_topology(const std::string& path) { return parse_topology(read_file(path), path); }
+Topology load_topology(const std::string& path) {
+  Topology topology = parse_topology(read_file(path), path);
+  // Outputs say which network they are about ("allreduce on NAME"); a file without a name is
+  // called by its own.
+  if (topology.name.empty()) topology.name = std::filesystem::path(path).stem().string();
+  return topology;
+}
 
 namespace {
 

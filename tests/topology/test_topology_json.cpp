@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "../support/catch.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -283,4 +287,19 @@ TEST_CASE("a topology with failures, written out, keeps the NPUs' original ids",
   CHECK(rejection(R"({"npus": 3, "original_npu_ids": [0, 1, 2], "failed": {"npus": [2]},
     "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}]})") ==
         "error: t.json: /original_npu_ids: not allowed with 'failed': failures renumber NPUs themselves");
+}
+
+TEST_CASE("a topology file without a name is named by its file", "[topology_json]") {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("tenet-name-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path unnamed = folder / "my-cluster.json";
+  const std::filesystem::path named = folder / "other.json";
+  std::ofstream(unnamed) << kSquare;
+  std::ofstream(named) << R"({"name": "square", "npus": 2, "links": [{"src": 0, "dst": 1}]})";
+  CHECK(tenet::load_topology(unnamed.string()).name == "my-cluster");
+  CHECK(tenet::load_topology(named.string()).name == "square");
+  // From text alone there is no file to name it by.
+  CHECK(parse_topology(kSquare, "t.json").name.empty());
+  std::filesystem::remove_all(folder);
 }

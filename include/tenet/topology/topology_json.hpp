@@ -22,7 +22,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
 /// Throws InputError listing every problem, each with its JSON pointer.
 Topology parse_topology(const std::string& text, const std::string& source);
 
-/// Reads and parses a topology file.
+/// Reads and parses a topology file. A file without a `name` is named by its stem.
 Topology load_topology(const std::string& path);
 
 /// The expanded file form: explicit links (a duplex pair with equal attributes as one
