@@ -16,6 +16,8 @@ namespace tenet::synth {
 
 /// The express topology of `members` on `topology` (every member reachable from every other):
 /// the same NPU ids, a link from every member to every other.
-Topology express_topology(const Topology& topology, const std::vector<NodeId>& members);
+/// Without `through_members`, no virtual link for a pair whose route enters another member on the
+/// way: that member can pass the data on, and the two routes would share its links.
+Topology express_topology(const Topology& topology, const std::vector<NodeId>& members, bool through_members = true);
 
 }  // namespace tenet::synth
