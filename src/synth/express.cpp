@@ -21,7 +21,7 @@ Topology express_topology(const Topology& topology, const std::vector<NodeId>& m
       if (dst == src) continue;
       const std::vector<LinkId> path = router.path_in(tree, dst);
       auto enters_member = [&](LinkId id) { return member[topology.link(id).dst] != 0; };
-      if (!through_members && std::any_of(path.begin(), path.end() - 1, enters_member)) continue;
+      if (!through_members && !path.empty() && std::any_of(path.begin(), path.end() - 1, enters_member)) continue;
       double latency_us = 0.0;
       double bandwidth_GBps = std::numeric_limits<double>::infinity();
       for (LinkId id : path) {
