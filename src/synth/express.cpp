@@ -15,12 +15,12 @@ Topology express_topology(const Topology& topology, const std::vector<NodeId>& m
   const Router router(topology);
   std::vector<char> member(topology.node_count(), 0);
   for (NodeId node : members) member[node] = 1;
+  auto enters_member = [&](LinkId id) { return member[topology.link(id).dst] != 0; };
   for (NodeId src : members) {
     const RouteTree tree = router.tree_from(src);
     for (NodeId dst : members) {
       if (dst == src) continue;
       const std::vector<LinkId> path = router.path_in(tree, dst);
-      auto enters_member = [&](LinkId id) { return member[topology.link(id).dst] != 0; };
       if (!through_members && !path.empty() && std::any_of(path.begin(), path.end() - 1, enters_member)) continue;
       double latency_us = 0.0;
       double bandwidth_GBps = std::numeric_limits<double>::infinity();

@@ -818,10 +818,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // as direct; all-reduce 45.7 -> 38.7 us). Over 108 sub-collectives of the shipped switched
   // networks (one box, one GPU a box, a rail; 1 MiB to 1 GiB) only those of fat-tree-8x4 changed,
   // all to direct's time, and synthesis took 15.7 -> 15.5 s in all.
-  const bool forwarders_between = members.size() < topology.npu_count();
+  const bool sub_collective = members.size() < topology.npu_count();
   if (any_shape && members.size() <= kExpressMembers &&
       ((aggregating && alpha_matters(topology, largest_chunk, express_share)) ||
-       (forwarders_between && members.size() <= kExpressForwardedMembers))) {
+       (sub_collective && members.size() <= kExpressForwardedMembers))) {
     express = planned_on.size();
     degrees.push_back(0);
     // Where alphas do not matter, no routes through other members: the plan sees each pair's
