@@ -88,12 +88,52 @@ constexpr std::uint8_t kUnplaced = 0xff;
 /// passes end by themselves; this only bounds the cost of the rare long chains of moves).
 constexpr int kBalancePasses = 8;
 
+/// When `members`, each lacking `lacking` chunks, have them at the earliest chunk by chunk: each
+/// in-link brings one per chunk time (`link_ticks`), so by time T at most the sum over a member's
+/// in-links of floor(T / chunk time).
+Tick ingress_floor(const Adjacency& adjacency, const std::vector<Tick>& link_ticks, const std::vector<NodeId>& members,
+                   std::uint64_t lacking) {
+  Tick floor = 0;
+  if (lacking == 0) return floor;
+  for (NodeId v : members) {
+    const auto in = adjacency.in(v);
+    if (in.empty()) continue;
+    const auto brought_by = [&](Tick t) {
+      std::uint64_t brought = 0;
+      for (LinkId id : in) brought += static_cast<std::uint64_t>(t / link_ticks[id]);
+      return brought;
+    };
+    if (brought_by(floor) >= lacking) continue;
+    // The least T that brings enough: above `floor` (too little), at most the fastest link alone.
+    Tick low = floor;
+    Tick high = std::numeric_limits<Tick>::max();
+    for (LinkId id : in) high = std::min(high, static_cast<Tick>(lacking) * link_ticks[id]);
+    while (high - low > 1) {
+      const Tick middle = low + (high - low) / 2;
+      (brought_by(middle) >= lacking ? high : low) = middle;
+    }
+    floor = high;
+  }
+  return floor;
+}
+
+/// Each link's time for one chunk of `chunk_bytes`, rounded up to whole ticks.
+std::vector<Tick> chunk_ticks(const Topology& topology, double chunk_bytes) {
+  std::vector<Tick> ticks(topology.link_count());
+  for (LinkId id = 0; id < topology.link_count(); ++id) {
+    const Link& link = topology.link(id);
+    const double us = link_time_us(chunk_bytes, link.latency_us, link.bandwidth_GBps);
+    ticks[id] = std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
+  }
+  return ticks;
+}
+
 class Engine {
  public:
   Engine(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
-         const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after)
+         const std::function<void(double)>& progress, const GiveUp& give_up)
       : progress_(progress),
-        give_up_after_(give_up_after),
+        give_up_(give_up),
         topology_(*problem.topology),
         adjacency_(*problem.topology),
         policy_(policy),
@@ -119,12 +159,9 @@ class Engine {
         }
       }
     }
-    link_ticks_.resize(topology_.link_count());
-    for (LinkId id = 0; id < topology_.link_count(); ++id) {
-      const Link& link = topology_.link(id);
-      double us = link_time_us(problem.chunk_bytes, link.latency_us, link.bandwidth_GBps);
-      link_ticks_[id] = std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
-    }
+    link_ticks_ = chunk_ticks(topology_, problem.chunk_bytes);
+    if (!aggregated())
+      floor_ = ingress_floor(adjacency_, link_ticks_, problem.members, chunks_ - problem.chunks_per_member);
     tier_ticks_ = link_ticks_;
     std::sort(tier_ticks_.begin(), tier_ticks_.end());
     tier_ticks_.erase(std::unique(tier_ticks_.begin(), tier_ticks_.end()), tier_ticks_.end());
@@ -158,6 +195,10 @@ class Engine {
   AllGatherTrace run() {
     Tick now = 0;
     std::uint64_t event = 0;
+    // Branch and bound reads the run's clock, never below what any plan of it needs (stops at
+    // the first event where that alone loses: torus-64x64's chunk-by-chunk all-gather of 64 MiB,
+    // behind the aggregated one by its chunked ingress alone).
+    if (give_up_.past(floor_)) return abandoned_trace();
     for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
     // Deliveries the members need: each lacks all but its own chunks.
     const double needed = static_cast<double>(members_unfinished_) * chunks_ - chunks_;
@@ -169,11 +210,7 @@ class Engine {
       match_all(static_cast<std::uint32_t>(event), now);
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
       now = arrivals_.next_time();
-      if (give_up_after_ != nullptr && now > give_up_after_->load(std::memory_order_relaxed)) {
-        AllGatherTrace abandoned;
-        abandoned.abandoned = true;
-        return abandoned;
-      }
+      if (give_up_.past(std::max(now, floor_))) return abandoned_trace();
       ++event;
       ++stamp_;
       arrived_links_.clear();
@@ -206,6 +243,12 @@ class Engine {
   }
 
  private:
+  static AllGatherTrace abandoned_trace() {
+    AllGatherTrace abandoned;
+    abandoned.abandoned = true;
+    return abandoned;
+  }
+
   /// Transfers in flight, bucketed by their link's chunk time: within a bucket ends arrive in the
   /// order they were pushed, so the next event is the least of a few bucket heads and no heap
   /// is needed. Networks have a handful of distinct link times. Aggregated transfers take as
@@ -849,7 +892,9 @@ class Engine {
   }
 
   const std::function<void(double)>& progress_;
-  const std::atomic<Tick>* give_up_after_;
+  const GiveUp give_up_;
+  /// No plan of this run ends earlier (ingress_floor; 0 for aggregated runs).
+  Tick floor_ = 0;
   const Topology& topology_;
   const Adjacency adjacency_;
   const SynthPolicy policy_;
@@ -923,9 +968,16 @@ std::uint32_t AllGatherTrace::end_event_of(std::size_t i) const {
   return event_at(event_times, transfer.event, grouped() ? group_ticks[group_of[i]] : link_ticks[transfer.link]);
 }
 
+Tick chunk_by_chunk_floor(const AllGatherProblem& problem, SynthPolicy policy) {
+  if (policy != SynthPolicy::kTacos && problem.max_chunks_per_transfer > 1) return 0;
+  const std::uint64_t chunks = static_cast<std::uint64_t>(problem.members.size()) * problem.chunks_per_member;
+  return ingress_floor(Adjacency(*problem.topology), chunk_ticks(*problem.topology, problem.chunk_bytes),
+                       problem.members, chunks - problem.chunks_per_member);
+}
+
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
-                              const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after) {
-  Engine engine(problem, policy, seed, progress, give_up_after);
+                              const std::function<void(double)>& progress, const GiveUp& give_up) {
+  Engine engine(problem, policy, seed, progress, give_up);
   return engine.run();
 }
 

@@ -168,20 +168,44 @@ struct AllGatherProblem {
   bool end_game = true;
 };
 
+/// When a run stops early (branch and bound): once it provably ends after a time another
+/// candidate already achieves. A run's clock only moves forward, so it never ends before the
+/// clock reads; an all-reduce's two phases run side by side, and the candidate ends no earlier
+/// than the sum of both clocks.
+struct GiveUp {
+  /// The run stops once its own clock passes this.
+  const std::atomic<Tick>* after = nullptr;
+  /// This run's clock, published at every event for the other phase (null: not published).
+  std::atomic<Tick>* clock = nullptr;
+  /// The other phase's clock, and the time the two clocks together must not pass (null: none).
+  /// Which runs stop this way depends on how far the other phase got, so on thread timing.
+  const std::atomic<Tick>* other_phase = nullptr;
+  const std::atomic<Tick>* both_after = nullptr;
+
+  /// Publishes `now` and tells whether the run can stop.
+  bool past(Tick now) const {
+    if (clock != nullptr) clock->store(now, std::memory_order_relaxed);
+    if (after != nullptr && now > after->load(std::memory_order_relaxed)) return true;
+    return both_after != nullptr &&
+           now + other_phase->load(std::memory_order_relaxed) > both_after->load(std::memory_order_relaxed);
+  }
+};
+
+/// No chunk-by-chunk run of `problem` ends before this: every member takes each chunk it lacks
+/// over one of its in-links, one chunk per link time. 0 where transfers may carry several chunks.
+Tick chunk_by_chunk_floor(const AllGatherProblem& problem, SynthPolicy policy);
+
 /// Runs the matching until every member holds every chunk. Transfers to non-members that are
 /// never forwarded are pruned from the trace. `progress`, when set, is told every few thousand
-/// events the fraction of the deliveries members need that have been matched. `give_up_after`,
-/// when set, is a time another candidate already achieves: once this run's clock passes it, the
-/// run is abandoned (it could only finish later).
+/// events the fraction of the deliveries members need that have been matched. With `give_up`,
+/// the run is abandoned (AllGatherTrace::abandoned) once it provably could only finish later.
 AllGatherTrace run_all_gather(const AllGatherProblem& problem, SynthPolicy policy, std::uint64_t seed,
-                              const std::function<void(double)>& progress = {},
-                              const std::atomic<Tick>* give_up_after = nullptr);
+                              const std::function<void(double)>& progress = {}, const GiveUp& give_up = {});
 
 /// The same on a topology with switches, planned on the physical links themselves (fabric.hpp):
 /// the trace's transfers name channels. tenet's rule only.
 AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
-                                     const std::function<void(double)>& progress = {},
-                                     const std::atomic<Tick>* give_up_after = nullptr);
+                                     const std::function<void(double)>& progress = {}, const GiveUp& give_up = {});
 
 /// The starting state shared by both engines, per NPU and chunk (bitsets of `words` 64-bit words per
 /// NPU): `holds` what has arrived, `have` what has arrived or is on its way (the bits past the last

@@ -60,10 +60,10 @@ struct InFlight {
 class SwitchEngine {
  public:
   SwitchEngine(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
-               const std::function<void(double)>& progress, const std::atomic<Tick>* give_up_after)
+               const std::function<void(double)>& progress, const GiveUp& give_up)
       : order_(order),
         progress_(progress),
-        give_up_after_(give_up_after),
+        give_up_(give_up),
         topology_(*problem.topology),
         adjacency_(*problem.topology),
         fabric_(*problem.topology),
@@ -132,7 +132,7 @@ class SwitchEngine {
       }
       if (in_flight_.empty()) throw std::logic_error("switch-native synthesis stalled with members unfinished");
       now = in_flight_.top().end;
-      if (give_up_after_ != nullptr && now > give_up_after_->load(std::memory_order_relaxed)) {
+      if (give_up_.past(now)) {
         AllGatherTrace abandoned;
         abandoned.abandoned = true;
         return abandoned;
@@ -564,7 +564,7 @@ class SwitchEngine {
 
   const SenderOrder order_;
   const std::function<void(double)>& progress_;
-  const std::atomic<Tick>* give_up_after_;
+  const GiveUp give_up_;
   const Topology& topology_;
   const Adjacency adjacency_;
   const Fabric fabric_;
@@ -616,9 +616,8 @@ class SwitchEngine {
 }  // namespace
 
 AllGatherTrace run_switch_all_gather(const AllGatherProblem& problem, std::uint64_t seed, SenderOrder order,
-                                     const std::function<void(double)>& progress,
-                                     const std::atomic<Tick>* give_up_after) {
-  SwitchEngine engine(problem, seed, order, progress, give_up_after);
+                                     const std::function<void(double)>& progress, const GiveUp& give_up) {
+  SwitchEngine engine(problem, seed, order, progress, give_up);
   return engine.run();
 }
 

@@ -340,16 +340,28 @@ std::pair<Schedule, SimResult> replayed_executable(Schedule planned, const Candi
   return {std::move(schedule), std::move(replay)};
 }
 
+/// Whether a point-to-point candidate's time will be its plan total: a schedule past
+/// kReplayRetimeLimit transfers is not retimed by its replay (run_round), and chunk by chunk
+/// each member receives every chunk it lacks once per phase.
+bool plan_is_time(const Candidate& candidate, std::size_t members, std::size_t phases) {
+  if (candidate.family.aggregate != 1 || candidate.routed || candidate.grouped) return false;
+  const double fewest_transfers =
+      static_cast<double>(phases) * static_cast<double>(members) * static_cast<double>(members - 1) * candidate.chunks;
+  return fewest_transfers > static_cast<double>(kReplayRetimeLimit);
+}
+
 /// Runs every candidate (both phases of each in parallel) and scores them: by their replay on the
 /// real network when `replay_all`, else by their planned time (point-to-point links, where the
 /// plan is its replay, or unwindings too large to route), with branch and bound below
 /// `known_best_us`. Only a best scoring below `best_score_so_far` (an earlier round's) has its file
 /// checked exactly (SynthOptions::FileModel::fits). RoundResult::pipelined: only a pipeline estimated
 /// below `pipelined_to_beat`. `beam_follows`: the next round's families are chosen from this round's
-/// ranking (the beam), so it must rank the fastest few exactly.
+/// ranking (the beam), so it must rank the fastest few exactly. `losers_unranked`: nothing but a
+/// best that beats `known_best_us` is used of this round (no beam follows, no finalists kept).
 RoundResult run_round(const Topology& topology, const Collective& collective, const std::vector<NodeId>& members,
                       const std::vector<Candidate>& candidates, const SynthOptions& options, bool replay_all,
-                      bool beam_follows, double known_best_us, double best_score_so_far, double pipelined_to_beat) {
+                      bool beam_follows, bool losers_unranked, double known_best_us, double best_score_so_far,
+                      double pipelined_to_beat) {
   std::vector<Outcome> outcomes(candidates.size());
   // Every candidate's phases are independent runs (reduce-scatter on the transpose, all-gather on
   // the topology), so they all go in parallel: two threads keep busy through each run's serial
@@ -383,35 +395,69 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
                                      ? static_cast<synth::Tick>(std::ceil(known_best_us * synth::kTicksPerUs))
                                      : std::numeric_limits<synth::Tick>::max();
   std::atomic<synth::Tick> best_total{known_best};
+  // An all-reduce's phases (tasks 2i and 2i+1) run side by side, each publishing its clock, and a
+  // candidate stops once both clocks together pass a plan total of this round: then it is not the
+  // round's best, the one candidate whose result is used. Its time can be less than its plan
+  // total (executable() lets a transfer start before its planned time), so the sum is held
+  // against `known_best_us`, a time, only where the time will be the plan total (timed_by_plan)
+  // and no loser of the round is used (`losers_unranked`). The chunk-by-chunk all-reduce of 64 MiB
+  // on mesh-64x64, behind the aggregated one, ran both phases to their ends; now it stops at its
+  // start (the phases' floors, below, already pass): synthesis 12.2-14.8 -> 6.2-8.7 s on two
+  // threads, 20.3-21.6 -> 10.5-11.6 s on one, the same schedule.
+  std::atomic<synth::Tick> round_best_total{std::numeric_limits<synth::Tick>::max()};
+  std::vector<std::atomic<synth::Tick>> phase_clock(phases_per_candidate == 2 ? tasks : 0);
+  for (std::atomic<synth::Tick>& clock : phase_clock) clock.store(0, std::memory_order_relaxed);  // set below
+  const auto timed_by_plan = [&](const Candidate& candidate) {
+    return losers_unranked && plan_is_time(candidate, members.size(), phases_per_candidate);
+  };
   std::vector<std::atomic<std::size_t>> phases_left(candidates.size());
   for (std::atomic<std::size_t>& left : phases_left) left.store(phases_per_candidate);
+  const auto reduces = [&](std::size_t task) { return reduce_phase && task % phases_per_candidate == 0; };
+  const auto problem_of = [&](std::size_t task) {
+    const Candidate& candidate = candidates[task / phases_per_candidate];
+    const double chunk_bytes =
+        static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
+    return synth::AllGatherProblem{reduces(task) ? candidate.transposed : candidate.topology,
+                                   members,
+                                   candidate.chunks,
+                                   chunk_bytes,
+                                   options.log_block_bits,
+                                   candidate.family.aggregate,
+                                   candidate.family.aggregate_wait,
+                                   candidate.family.rounds,
+                                   !candidate.routed,
+                                   options.policy == SynthPolicy::kTenet};
+  };
+  // Before a phase starts, its clock reads what any plan of it needs at least: the phase that
+  // starts first (on one thread, the other only after it) then knows its partner's share.
+  for (std::size_t task = 0; task < phase_clock.size(); ++task) {
+    const Candidate& candidate = candidates[task / phases_per_candidate];
+    if (branch_and_bound && !candidate.switch_native && !candidate.routed && !candidate.grouped)
+      phase_clock[task].store(synth::chunk_by_chunk_floor(problem_of(task), candidate.policy),
+                              std::memory_order_relaxed);
+  }
   parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
     const std::function<void(double)> progress =
         options.progress ? std::function<void(double)>(progress_of(task)) : std::function<void(double)>();
     const std::size_t index = task / phases_per_candidate;
     const Candidate& candidate = candidates[index];
     Outcome& outcome = outcomes[index];
-    const bool reduce = reduce_phase && task % phases_per_candidate == 0;
-    const double chunk_bytes =
-        static_cast<double>(collective.size_bytes) / (static_cast<double>(members.size()) * candidate.chunks);
-    const synth::AllGatherProblem problem{reduce ? candidate.transposed : candidate.topology,
-                                          members,
-                                          candidate.chunks,
-                                          chunk_bytes,
-                                          options.log_block_bits,
-                                          candidate.family.aggregate,
-                                          candidate.family.aggregate_wait,
-                                          candidate.family.rounds,
-                                          !candidate.routed,
-                                          options.policy == SynthPolicy::kTenet};
+    const bool reduce = reduces(task);
+    const synth::AllGatherProblem problem = problem_of(task);
     const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
     // Routed candidates' plans are not their times: they neither stop at nor set the bound.
-    synth::AllGatherTrace trace =
-        candidate.switch_native
-            ? synth::run_switch_all_gather(problem, seed, candidate.order, progress, nullptr)
-            : synth::run_all_gather(
-                  problem, candidate.policy, seed, progress,
-                  branch_and_bound && !candidate.routed && !candidate.grouped ? &best_total : nullptr);
+    synth::GiveUp give_up;
+    if (branch_and_bound && !candidate.routed && !candidate.grouped) {
+      give_up.after = &best_total;
+      if (phases_per_candidate == 2) {
+        give_up.clock = &phase_clock[task];
+        give_up.other_phase = &phase_clock[task ^ 1];
+        give_up.both_after = timed_by_plan(candidate) ? &best_total : &round_best_total;
+      }
+    }
+    synth::AllGatherTrace trace = candidate.switch_native
+                                      ? synth::run_switch_all_gather(problem, seed, candidate.order, progress)
+                                      : synth::run_all_gather(problem, candidate.policy, seed, progress, give_up);
     done[task].store(1.0, std::memory_order_relaxed);
     (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
     if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -422,8 +468,10 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
       outcome.total += (*phase)->finish;
     }
     if (outcome.abandoned || candidate.routed || candidate.grouped) return;
-    synth::Tick best = best_total.load(std::memory_order_relaxed);
-    while (outcome.total < best && !best_total.compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
+    for (std::atomic<synth::Tick>* total : {&best_total, &round_best_total}) {
+      synth::Tick best = total->load(std::memory_order_relaxed);
+      while (outcome.total < best && !total->compare_exchange_weak(best, outcome.total, std::memory_order_relaxed)) {
+      }
     }
   });
 
@@ -463,7 +511,10 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   parallel_for(std::size_t{0}, candidates.size(), [&](std::size_t i) {
     if (outcomes[i].abandoned) return;
     if (!candidates[i].routed && !replay_all) {
-      round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
+      // Nor one past `known_best_us` that both phases' clocks could have stopped (above): it
+      // cannot win, and whether it stopped depends on thread timing.
+      if (!(phases_per_candidate == 2 && timed_by_plan(candidates[i]) && outcomes[i].total > known_best))
+        round.scores[i] = static_cast<double>(outcomes[i].total) / synth::kTicksPerUs;
       return;
     }
     Schedule plan = assemble(candidates[i], outcomes[i], collective, members);
@@ -1086,9 +1137,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
           every_family ||
           (round + 1 < counts.size() &&
            work + static_cast<double>(start.size()) * transfers_with(counts[round + 1]) <= kExhaustiveTransfers);
-      RoundResult outcome =
-          run_round(topology, collective, members, candidates, options, replay_all, !still_every_family,
-                    switched ? std::numeric_limits<double>::infinity() : best_time, best_score, pipelined_to_beat);
+      // The last round of a search (or each, without a beam) uses only a best that beats the best so far.
+      const bool last_round = !options.auto_chunks || round + 1 >= std::min(max_rounds, counts.size());
+      const bool losers_unranked = !keeps_finalists && (still_every_family || last_round);
+      RoundResult outcome = run_round(
+          topology, collective, members, candidates, options, replay_all, !still_every_family, losers_unranked,
+          switched ? std::numeric_limits<double>::infinity() : best_time, best_score, pipelined_to_beat);
       if (outcome.pipelined < candidates.size()) {
         // Kept in order of estimate (ties: the earlier), the fewest.
         if (pipelined.size() == kPipelinedContenders) pipelined.pop_back();

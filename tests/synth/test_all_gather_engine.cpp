@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#include "../support/catch.hpp"
+
+#include <atomic>
+
+#include "../../src/synth/all_gather_engine.hpp"
+#include "../support/collectives.hpp"
+
+using namespace tenet;
+using namespace tenet::testing;
+
+TEST_CASE("a matching run stops once its clock and the other phase's together pass the time to beat", "[synth]") {
+  // Branch and bound of an all-reduce's two phases, run side by side: the candidate ends no
+  // earlier than the sum of both clocks.
+  const Topology torus =
+      generated({{"kind", "torus"}, {"dims", {4, 4}}, {"bandwidth_GBps", 50.0}, {"latency_us", 0.5}});
+  synth::AllGatherProblem problem;
+  problem.topology = &torus;
+  problem.members = all_npus(torus);
+  problem.chunk_bytes = 65536.0;
+  const synth::AllGatherTrace whole = synth::run_all_gather(problem, SynthPolicy::kTenet, 1);
+  REQUIRE_FALSE(whole.abandoned);
+  REQUIRE(whole.finish > 0);
+
+  // A time the run just meets: it is never passed, and the run's clock ends at its finish.
+  std::atomic<synth::Tick> to_beat{whole.finish};
+  std::atomic<synth::Tick> clock{0};
+  std::atomic<synth::Tick> other_phase{0};
+  const synth::GiveUp give_up{&to_beat, &clock, &other_phase, &to_beat};
+  const synth::AllGatherTrace met = synth::run_all_gather(problem, SynthPolicy::kTenet, 1, {}, give_up);
+  CHECK_FALSE(met.abandoned);
+  CHECK(met.finish == whole.finish);
+  CHECK(clock.load() == whole.finish);
+
+  // The other phase one tick along: together they pass it, and the run stops.
+  other_phase = 1;
+  CHECK(synth::run_all_gather(problem, SynthPolicy::kTenet, 1, {}, give_up).abandoned);
+  // Without a time for both, only the run's own clock counts.
+  CHECK_FALSE(synth::run_all_gather(problem, SynthPolicy::kTenet, 1, {}, {&to_beat, &clock, &other_phase}).abandoned);
+
+  // Chunk by chunk no run ends before its members' in-links can bring what they lack: here 15
+  // chunks over 4 in-links, 4 chunk times of 0.5 us + 64 KiB at 50 GB/s (this run takes 5).
+  // Below that, a run stops before it matches anything, its clock at that floor.
+  const synth::Tick chunk_time = 1810720;
+  REQUIRE(whole.finish >= 4 * chunk_time);
+  to_beat = 4 * chunk_time - 1;
+  const synth::GiveUp own_clock_only{&to_beat, &clock};
+  CHECK(synth::run_all_gather(problem, SynthPolicy::kTenet, 1, {}, own_clock_only).abandoned);
+  CHECK(clock.load() == 4 * chunk_time);
+}
