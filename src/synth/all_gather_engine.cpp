@@ -42,6 +42,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "tenet/common/error.hpp"
 #include "tenet/common/parallel.hpp"
 #include "tenet/common/random.hpp"
 #include "tenet/common/units.hpp"
@@ -104,10 +105,11 @@ Tick ingress_floor(const Adjacency& adjacency, const std::vector<Tick>& link_tic
       return brought;
     };
     if (brought_by(floor) >= lacking) continue;
-    // The least T that brings enough: above `floor` (too little), at most the fastest link alone.
+    // The least T that brings enough, above `floor` (too little).
     Tick low = floor;
-    Tick high = std::numeric_limits<Tick>::max();
-    for (LinkId id : in) high = std::min(high, static_cast<Tick>(lacking) * link_ticks[id]);
+    // Held at kMaxPlanTicks, which no plan passes (check_plan_length), so that sums stay in range.
+    if (brought_by(kMaxPlanTicks) < lacking) return kMaxPlanTicks;
+    Tick high = kMaxPlanTicks;
     while (high - low > 1) {
       const Tick middle = low + (high - low) / 2;
       (brought_by(middle) >= lacking ? high : low) = middle;
@@ -122,8 +124,7 @@ std::vector<Tick> chunk_ticks(const Topology& topology, double chunk_bytes) {
   std::vector<Tick> ticks(topology.link_count());
   for (LinkId id = 0; id < topology.link_count(); ++id) {
     const Link& link = topology.link(id);
-    const double us = link_time_us(chunk_bytes, link.latency_us, link.bandwidth_GBps);
-    ticks[id] = std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
+    ticks[id] = transfer_ticks(link_time_us(chunk_bytes, link.latency_us, link.bandwidth_GBps));
   }
   return ticks;
 }
@@ -211,6 +212,7 @@ class Engine {
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
       now = arrivals_.next_time();
       if (give_up_.past(std::max(now, floor_))) return abandoned_trace();
+      check_plan_length(now);
       ++event;
       ++stamp_;
       arrived_links_.clear();
@@ -321,8 +323,7 @@ class Engine {
   Tick ticks_for(LinkId id, std::uint32_t chunks) const {
     if (chunks == 1) return link_ticks_[id];
     const Link& link = topology_.link(id);
-    const double us = link_time_us(chunk_bytes_ * chunks, link.latency_us, link.bandwidth_GBps);
-    return std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
+    return transfer_ticks(link_time_us(chunk_bytes_ * chunks, link.latency_us, link.bandwidth_GBps));
   }
 
   /// Lands every transfer ending at `now`. Each destination's arrivals touch only its own state,
@@ -966,6 +967,24 @@ std::uint32_t event_at(const std::vector<Tick>& event_times, std::uint32_t start
 std::uint32_t AllGatherTrace::end_event_of(std::size_t i) const {
   const MatchedTransfer& transfer = transfers[i];
   return event_at(event_times, transfer.event, grouped() ? group_ticks[group_of[i]] : link_ticks[transfer.link]);
+}
+
+Tick transfer_ticks(double us) {
+  const double ticks = std::ceil(us * kTicksPerUs);
+  if (!(ticks <= static_cast<double>(kMaxTransferTicks))) {
+    throw PlanTooLong("", "--size",
+                      "one transfer of this collective takes " + format_time_us(us) +
+                          " on a link: longer than tenet plans (a transfer at most 20 hours, a plan at most 26 days; "
+                          "plans are timed in picoseconds); use a smaller size or more --chunks-per-npu");
+  }
+  return std::max<Tick>(1, static_cast<Tick>(ticks));
+}
+
+void check_plan_length(Tick now) {
+  if (now <= kMaxPlanTicks) return;
+  throw PlanTooLong("", "--size",
+                    "the plan of this collective passes 26 days: longer than tenet plans (plans are timed in "
+                    "picoseconds); use a smaller size");
 }
 
 Tick chunk_by_chunk_floor(const AllGatherProblem& problem, SynthPolicy policy) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "tenet/common/error.hpp"
 #include "tenet/synth/synthesizer.hpp"
 #include "tenet/topology/topology.hpp"
 
@@ -20,6 +21,24 @@ namespace tenet::synth {
 /// rounded up once, so planned durations never undercut alpha + bytes / bandwidth.
 using Tick = std::int64_t;
 constexpr double kTicksPerUs = 1e6;
+
+/// The longest plan a run may reach, and the longest transfer: 2^61 ticks is 26.7 days, so two
+/// phases, a transfer past the end and their sums all stay far inside the Tick range.
+constexpr Tick kMaxPlanTicks = Tick{1} << 61;
+constexpr Tick kMaxTransferTicks = Tick{1} << 56;
+
+/// What a run throws when its plan would not fit in ticks: the synthesizer passes over such a
+/// candidate, and tells the user (an input error: the size) only when no candidate fits.
+class PlanTooLong : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+/// A transfer's time in ticks, rounded up (at least one); PlanTooLong past kMaxTransferTicks
+/// (20 hours).
+Tick transfer_ticks(double us);
+/// PlanTooLong once a run's clock has passed kMaxPlanTicks.
+void check_plan_length(Tick now);
 
 constexpr std::uint32_t kNotDelivered = ~std::uint32_t{0};
 

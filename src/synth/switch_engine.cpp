@@ -132,6 +132,7 @@ class SwitchEngine {
       }
       if (in_flight_.empty()) throw std::logic_error("switch-native synthesis stalled with members unfinished");
       now = in_flight_.top().end;
+      check_plan_length(now);
       if (give_up_.past(now)) {
         AllGatherTrace abandoned;
         abandoned.abandoned = true;
@@ -169,8 +170,7 @@ class SwitchEngine {
 
   /// Time of `chunks` chunks in one transfer over `route`, rounded up to a tick.
   Tick ticks_of(std::span<const LinkId> route, std::uint32_t chunks = 1) const {
-    const double us = path_time_us(topology_, route, chunk_bytes_ * chunks);
-    return std::max<Tick>(1, static_cast<Tick>(std::ceil(us * kTicksPerUs)));
+    return transfer_ticks(path_time_us(topology_, route, chunk_bytes_ * chunks));
   }
 
   std::uint32_t add_channel(NodeId src, NodeId dst, std::span<const LinkId> route) {

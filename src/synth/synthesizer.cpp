@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -280,6 +281,8 @@ struct RoundResult {
   double pipelined_time_us = 0.0;
   double pipelined_plan_us = 0.0;
   std::vector<LinkLoad> pipelined_link_loads;
+  /// A candidate's plan would not fit in ticks (synth::PlanTooLong): null when none.
+  std::exception_ptr too_long;
 };
 
 /// Turns a candidate's traces into its schedule (consuming them).
@@ -432,10 +435,17 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   // starts first (on one thread, the other only after it) then knows its partner's share.
   for (std::size_t task = 0; task < phase_clock.size(); ++task) {
     const Candidate& candidate = candidates[task / phases_per_candidate];
-    if (branch_and_bound && !candidate.switch_native && !candidate.routed && !candidate.grouped)
+    if (!branch_and_bound || candidate.switch_native || candidate.routed || candidate.grouped) continue;
+    try {
       phase_clock[task].store(synth::chunk_by_chunk_floor(problem_of(task), candidate.policy),
                               std::memory_order_relaxed);
+    } catch (const synth::PlanTooLong&) {
+      // Its run says so too (below).
+    }
   }
+  // Per task: its plan did not fit in ticks (synth::PlanTooLong). The round reports the first in
+  // task order, so that the message does not depend on thread timing.
+  std::vector<std::exception_ptr> too_long(tasks);
   parallel_for(std::size_t{0}, tasks, [&](std::size_t task) {
     const std::function<void(double)> progress =
         options.progress ? std::function<void(double)>(progress_of(task)) : std::function<void(double)>();
@@ -455,9 +465,15 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
         give_up.both_after = timed_by_plan(candidate) ? &best_total : &round_best_total;
       }
     }
-    synth::AllGatherTrace trace = candidate.switch_native
-                                      ? synth::run_switch_all_gather(problem, seed, candidate.order, progress)
+    synth::AllGatherTrace trace;
+    try {
+      trace = candidate.switch_native ? synth::run_switch_all_gather(problem, seed, candidate.order, progress)
                                       : synth::run_all_gather(problem, candidate.policy, seed, progress, give_up);
+    } catch (const synth::PlanTooLong&) {
+      // Passed over: larger chunk counts can fit where whole blocks do not.
+      trace.abandoned = true;
+      too_long[task] = std::current_exception();
+    }
     done[task].store(1.0, std::memory_order_relaxed);
     (reduce ? outcome.reduce_scatter : outcome.all_gather) = std::move(trace);
     if (phases_left[index].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -476,6 +492,9 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
   });
 
   RoundResult round;
+  for (const std::exception_ptr& error : too_long) {
+    if (error && !round.too_long) round.too_long = error;
+  }
   round.scores.assign(candidates.size(), std::numeric_limits<double>::infinity());
   round.best = candidates.size();
   SimOptions replay_options;
@@ -1042,6 +1061,8 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   double best_score = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
   std::uint32_t tried = 0;
+  // The first candidate whose plan did not fit in ticks: what the user hears if none fits.
+  std::exception_ptr too_long;
   // With a file to write on point-to-point links, where candidates are ranked by their plans, the
   // best after each search is kept, and the one whose file runs fastest wins: a faster plan of
   // blocks gathered from many NPUs can make a slower file, each block cut into a step per run
@@ -1143,6 +1164,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       RoundResult outcome = run_round(
           topology, collective, members, candidates, options, replay_all, !still_every_family, losers_unranked,
           switched ? std::numeric_limits<double>::infinity() : best_time, best_score, pipelined_to_beat);
+      if (outcome.too_long && !too_long) too_long = outcome.too_long;
       if (outcome.pipelined < candidates.size()) {
         // Kept in order of estimate (ties: the earlier), the fewest.
         if (pipelined.size() == kPipelinedContenders) pipelined.pop_back();
@@ -1281,6 +1303,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // budgets): a round at 2 chunks can tie the best so far and 4 beat it (torus-4x4 at 16 MiB).
   search(round_families, static_cast<int>(round_counts.size()), round_counts.size(), true, round_counts);
   keep_finalist();
+  if (!winner && too_long) std::rethrow_exception(too_long);
   if (!winner) throw std::logic_error("synthesize: no candidate finished");
   // The near plans go first, so that a tie goes to a finalist (the faster plan).
   std::erase_if(near, [&](const Finalist& f) { return !(f.time_us <= near_plan * best_time); });

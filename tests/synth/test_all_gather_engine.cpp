@@ -5,6 +5,7 @@
 
 #include "../../src/synth/all_gather_engine.hpp"
 #include "../support/collectives.hpp"
+#include "tenet/common/units.hpp"
 
 using namespace tenet;
 using namespace tenet::testing;
@@ -47,4 +48,25 @@ TEST_CASE("a matching run stops once its clock and the other phase's together pa
   const synth::GiveUp own_clock_only{&to_beat, &clock};
   CHECK(synth::run_all_gather(problem, SynthPolicy::kTenet, 1, {}, own_clock_only).abandoned);
   CHECK(clock.load() == 4 * chunk_time);
+}
+
+TEST_CASE("a collective whose plan would not fit in picoseconds is refused by name and not planned wrong", "[synth]") {
+  // 1 PiB over three NPUs at 1e-6 GB/s: one block takes 3.75e11 s on a link. The ticks overflowed
+  // and the plan read 0.002 ns (which the verifier then rejected).
+  const Topology ring = parse_topology(R"({"npus": 3, "defaults": {"bandwidth_GBps": 1e-6},
+                                     "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}, {"src": 2, "dst": 0}]})",
+                                       "slow.json");
+  SynthOptions options;
+  options.auto_chunks = true;
+  const Collective collective = make_collective(CollectiveKind::kAllReduce, kMaxSizeBytes);
+  CHECK_THROWS_AS(synthesize(ring, collective, options), InputError);
+  CHECK_THROWS_WITH(synthesize(ring, collective, options), Catch::Contains("longer than tenet plans"));
+  // A transfer up to 2^56 ps (20 hours), a plan up to 2^61 ps.
+  CHECK_THROWS_AS(synth::transfer_ticks(7.3e10), synth::PlanTooLong);
+  CHECK(synth::transfer_ticks(7.2e10) == 72'000'000'000'000'000);
+  // A plan past 26 days: a 64-NPU ring at 1 MB/s, 8 TiB in 64 chunks per NPU (36 min each).
+  const Topology slow_ring = generated({{"kind", "ring"}, {"npus", 64}, {"bandwidth_GBps", 1e-3}});
+  SynthOptions fixed;
+  const Collective long_one = make_collective(CollectiveKind::kAllGather, std::uint64_t{8} << 40, 64);
+  CHECK_THROWS_WITH(synthesize(slow_ring, long_one, fixed), Catch::Contains("passes 26 days"));
 }
