@@ -1196,7 +1196,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       } else if (outcome.best < candidates.size()) {
         keep_near(candidates[outcome.best], outcome.schedule, outcome.time_us, outcome.plan_us, outcome.link_loads);
       }
-      rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
+      // A round whose plans did not fit in ticks, before any fitted, costs no patience: more
+      // chunks make shorter transfers (1 TiB over two NPUs at 1 MB/s fits at 8 chunks per NPU).
+      const bool none_fit_yet = !winner && outcome.too_long && outcome.best == candidates.size();
+      if (!none_fit_yet) rounds_without_gain = improved ? 0 : rounds_without_gain + 1;
       if (!options.auto_chunks || rounds_without_gain == patience) break;
       if (replay_all && !improved && outcome.best < candidates.size() && outcome.score > kHopelessRound * best_score)
         break;

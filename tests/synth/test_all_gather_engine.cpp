@@ -64,6 +64,14 @@ TEST_CASE("a collective whose plan would not fit in picoseconds is refused by na
   // A transfer up to 2^56 ps (20 hours), a plan up to 2^61 ps.
   CHECK_THROWS_AS(synth::transfer_ticks(7.3e10), synth::PlanTooLong);
   CHECK(synth::transfer_ticks(7.2e10) == 72'000'000'000'000'000);
+  // Where whole blocks do not fit, smaller chunks can: 1 TiB over two NPUs at 1 MB/s, 20 hours
+  // a transfer at most, plans at 8 chunks per NPU (64 GiB, 19.1 hours each) on its bound.
+  const Topology pair = parse_topology(
+      R"({"npus": 2, "defaults": {"bandwidth_GBps": 1e-3}, "links": [{"src": 0, "dst": 1}]})", "pair.json");
+  const SynthResult fitted =
+      synthesize(pair, make_collective(CollectiveKind::kAllGather, std::uint64_t{1} << 40), options);
+  CHECK(fitted.schedule.chunks_per_member() == 8);
+  CHECK(fitted.time_us == Approx(549755813888.0 / 1e-3 / 1e3 + 8 * 0.5).epsilon(1e-9));
   // A plan past 26 days: a 64-NPU ring at 1 MB/s, 8 TiB in 64 chunks per NPU (36 min each).
   const Topology slow_ring = generated({{"kind", "ring"}, {"npus", 64}, {"bandwidth_GBps", 1e-3}});
   SynthOptions fixed;
