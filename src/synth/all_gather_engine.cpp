@@ -161,8 +161,6 @@ class Engine {
       }
     }
     link_ticks_ = chunk_ticks(topology_, problem.chunk_bytes);
-    if (!aggregated())
-      floor_ = ingress_floor(adjacency_, link_ticks_, problem.members, chunks_ - problem.chunks_per_member);
     tier_ticks_ = link_ticks_;
     std::sort(tier_ticks_.begin(), tier_ticks_.end());
     tier_ticks_.erase(std::unique(tier_ticks_.begin(), tier_ticks_.end()), tier_ticks_.end());
@@ -196,10 +194,10 @@ class Engine {
   AllGatherTrace run() {
     Tick now = 0;
     std::uint64_t event = 0;
-    // Branch and bound reads the run's clock, never below what any plan of it needs (stops at
-    // the first event where that alone loses: torus-64x64's chunk-by-chunk all-gather of 64 MiB,
-    // behind the aggregated one by its chunked ingress alone).
-    if (give_up_.past(floor_)) return abandoned_trace();
+    // Branch and bound reads the run's clock, never below GiveUp::floor (stops at the first event
+    // where that alone loses: torus-64x64's chunk-by-chunk all-gather of 64 MiB, behind the
+    // aggregated one by its chunked ingress alone).
+    if (give_up_.past(give_up_.floor)) return abandoned_trace();
     for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
     // Deliveries the members need: each lacks all but its own chunks.
     const double needed = static_cast<double>(members_unfinished_) * chunks_ - chunks_;
@@ -211,7 +209,7 @@ class Engine {
       match_all(static_cast<std::uint32_t>(event), now);
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
       now = arrivals_.next_time();
-      if (give_up_.past(std::max(now, floor_))) return abandoned_trace();
+      if (give_up_.past(std::max(now, give_up_.floor))) return abandoned_trace();
       check_plan_length(now);
       ++event;
       ++stamp_;
@@ -894,8 +892,6 @@ class Engine {
 
   const std::function<void(double)>& progress_;
   const GiveUp give_up_;
-  /// No plan of this run ends earlier (ingress_floor; 0 for aggregated runs).
-  Tick floor_ = 0;
   const Topology& topology_;
   const Adjacency adjacency_;
   const SynthPolicy policy_;

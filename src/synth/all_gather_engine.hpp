@@ -200,6 +200,8 @@ struct GiveUp {
   /// Which runs stop this way depends on how far the other phase got, so on thread timing.
   const std::atomic<Tick>* other_phase = nullptr;
   const std::atomic<Tick>* both_after = nullptr;
+  /// No plan of the run ends earlier (chunk_by_chunk_floor): its clock reads at least this.
+  Tick floor = 0;
 
   /// Publishes `now` and tells whether the run can stop.
   bool past(Tick now) const {

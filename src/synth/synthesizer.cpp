@@ -431,17 +431,22 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
                                    !candidate.routed,
                                    options.policy == SynthPolicy::kTenet};
   };
-  // Before a phase starts, its clock reads what any plan of it needs at least: the phase that
-  // starts first (on one thread, the other only after it) then knows its partner's share.
-  for (std::size_t task = 0; task < phase_clock.size(); ++task) {
+  // What any plan of each phase needs at least, known before any starts: a phase's clock begins
+  // there, so that the phase that starts first (on one thread, the other only after it) knows its
+  // partner's share.
+  const auto stops_early = [&](const Candidate& candidate) {
+    return branch_and_bound && !candidate.switch_native && !candidate.routed && !candidate.grouped;
+  };
+  std::vector<synth::Tick> floor(tasks, 0);
+  for (std::size_t task = 0; task < tasks; ++task) {
     const Candidate& candidate = candidates[task / phases_per_candidate];
-    if (!branch_and_bound || candidate.switch_native || candidate.routed || candidate.grouped) continue;
+    if (!stops_early(candidate)) continue;
     try {
-      phase_clock[task].store(synth::chunk_by_chunk_floor(problem_of(task), candidate.policy),
-                              std::memory_order_relaxed);
+      floor[task] = synth::chunk_by_chunk_floor(problem_of(task), candidate.policy);
     } catch (const synth::PlanTooLong&) {
       // Its run says so too (below).
     }
+    if (!phase_clock.empty()) phase_clock[task].store(floor[task], std::memory_order_relaxed);
   }
   // Per task: its plan did not fit in ticks (synth::PlanTooLong). The round reports the first in
   // task order, so that the message does not depend on thread timing.
@@ -457,8 +462,9 @@ RoundResult run_round(const Topology& topology, const Collective& collective, co
     const std::uint64_t seed = mix_seed(candidate.seed, reduce ? 1 : 2);
     // Routed candidates' plans are not their times: they neither stop at nor set the bound.
     synth::GiveUp give_up;
-    if (branch_and_bound && !candidate.routed && !candidate.grouped) {
+    if (stops_early(candidate)) {
       give_up.after = &best_total;
+      give_up.floor = floor[task];
       if (phases_per_candidate == 2) {
         give_up.clock = &phase_clock[task];
         give_up.other_phase = &phase_clock[task ^ 1];

@@ -41,11 +41,16 @@ TEST_CASE("a matching run stops once its clock and the other phase's together pa
 
   // Chunk by chunk no run ends before its members' in-links can bring what they lack: here 15
   // chunks over 4 in-links, 4 chunk times of 0.5 us + 64 KiB at 50 GB/s (this run takes 5).
-  // Below that, a run stops before it matches anything, its clock at that floor.
+  // Below that floor, a run stops before it matches anything, its clock there.
   const synth::Tick chunk_time = 1810720;
   REQUIRE(whole.finish >= 4 * chunk_time);
+  CHECK(synth::chunk_by_chunk_floor(problem, SynthPolicy::kTenet) == 4 * chunk_time);
+  problem.max_chunks_per_transfer = 8;
+  CHECK(synth::chunk_by_chunk_floor(problem, SynthPolicy::kTenet) == 0);  // aggregated: none
+  problem.max_chunks_per_transfer = 1;
   to_beat = 4 * chunk_time - 1;
-  const synth::GiveUp own_clock_only{&to_beat, &clock};
+  synth::GiveUp own_clock_only{&to_beat, &clock};
+  own_clock_only.floor = 4 * chunk_time;
   CHECK(synth::run_all_gather(problem, SynthPolicy::kTenet, 1, {}, own_clock_only).abandoned);
   CHECK(clock.load() == 4 * chunk_time);
 }
