@@ -79,6 +79,10 @@ ScenarioOutcome run_scenario(const Topology& healthy, const Scenario& scenario, 
   if (options.fit_synthesis) options.fit_synthesis(synth, degraded, collective);
   Evaluation synthesized = evaluate_synth(degraded, collective, synth, bound);
   outcome.synth = std::move(synthesized.result);
+  if (!outcome.synth.applicable) {
+    outcome.status = "synth cannot plan it: " + outcome.synth.reason;
+    return outcome;
+  }
   const nlohmann::json extra = outcome.synth.extra;
   outcome.synth.extra = {{"unwind_degree", extra["unwind_degree"]},
                          {"chunks_per_npu", extra["chunks_per_npu"]},

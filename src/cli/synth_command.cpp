@@ -76,6 +76,8 @@ void run_synth(const SynthCommandOptions& options) {
   const LowerBound bound = lower_bound(topology, collective, diameter);
   Evaluation evaluation = evaluate_synth(topology, collective, synth_options, bound);
   line.clear();
+  // Synthesis is all this command does, so a plan that does not fit is its error.
+  if (!evaluation.result.applicable) throw InputError("", "--size", evaluation.result.reason);
   CollectiveResult& report = evaluation.result;
   const bool verified = report.verified;
   report.extra["policy"] = options.policy;

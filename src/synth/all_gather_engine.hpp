@@ -29,10 +29,7 @@ constexpr Tick kMaxTransferTicks = Tick{1} << 56;
 
 /// What a run throws when its plan would not fit in ticks: the synthesizer passes over such a
 /// candidate, and tells the user (an input error: the size) only when no candidate fits.
-class PlanTooLong : public InputError {
- public:
-  using InputError::InputError;
-};
+using PlanTooLong = tenet::PlanTooLong;
 
 /// A transfer's time in ticks, rounded up (at least one); PlanTooLong past kMaxTransferTicks
 /// (20 hours).

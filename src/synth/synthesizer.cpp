@@ -1067,8 +1067,11 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   double best_score = std::numeric_limits<double>::infinity();
   std::optional<Candidate> winner;
   std::uint32_t tried = 0;
-  // The first candidate whose plan did not fit in ticks: what the user hears if none fits.
+  // A candidate's plan that did not fit in ticks, of the most chunks per NPU tried: what the user
+  // hears if none fits. With one chunk it is a transfer past 20 hours ("more chunks"); where more
+  // chunks were tried and did not fit either, it is their reason.
   std::exception_ptr too_long;
+  std::uint32_t too_long_chunks = 0;
   // With a file to write on point-to-point links, where candidates are ranked by their plans, the
   // best after each search is kept, and the one whose file runs fastest wins: a faster plan of
   // blocks gathered from many NPUs can make a slower file, each block cut into a step per run
@@ -1170,7 +1173,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       RoundResult outcome = run_round(
           topology, collective, members, candidates, options, replay_all, !still_every_family, losers_unranked,
           switched ? std::numeric_limits<double>::infinity() : best_time, best_score, pipelined_to_beat);
-      if (outcome.too_long && !too_long) too_long = outcome.too_long;
+      if (outcome.too_long && chunks > too_long_chunks) {
+        too_long = outcome.too_long;
+        too_long_chunks = chunks;
+      }
       if (outcome.pipelined < candidates.size()) {
         // Kept in order of estimate (ties: the earlier), the fewest.
         if (pipelined.size() == kPipelinedContenders) pipelined.pop_back();

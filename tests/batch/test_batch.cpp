@@ -11,8 +11,11 @@
 #include "tenet/batch/batch.hpp"
 #include "tenet/common/error.hpp"
 #include "tenet/common/parallel.hpp"
+#include "tenet/evaluate/evaluate.hpp"
+#include "tenet/sim/bounds.hpp"
 #include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
+#include "tenet/topology/transforms.hpp"
 
 using namespace tenet;
 using namespace tenet::testing;
@@ -73,6 +76,43 @@ TEST_CASE("every ok scenario is verified and slower or equal to healthy, and dis
     CHECK(outcome.baselines[0].algorithm == "ring");
   }
   CHECK(failed > 0);
+}
+
+TEST_CASE("a scenario whose plan would not fit in picoseconds is a row with its reason, and the baselines still run",
+          "[batch]") {
+  // Three NPUs at 1 kB/s, all-gather of 4 GiB: healthy, each NPU takes its two blocks over two
+  // links in 16.6 days; with a link failed, one block goes around through the third NPU and every
+  // plan passes 26 days. That aborted the whole sweep.
+  const Topology triangle = parse_topology(R"({"npus": 3, "defaults": {"bandwidth_GBps": 1e-6, "latency_us": 1},
+      "links": [{"src": 0, "dst": 1}, {"src": 1, "dst": 2}, {"src": 0, "dst": 2}]})",
+                                           "triangle.json");
+  BatchOptions options;
+  options.collective.kind = CollectiveKind::kAllGather;
+  options.collective.size_bytes = std::uint64_t{4} << 30;
+  options.synth.auto_chunks = true;  // as the tool's default: whole blocks take 16.6 days a transfer
+  const std::vector<Scenario> scenarios = make_scenarios("all-links", triangle, "--scenarios");
+  const std::vector<ScenarioOutcome> outcomes = run_batch(triangle, scenarios, options);
+  REQUIRE(outcomes.size() == 4);
+  CHECK(outcomes[0].status == "ok");
+  for (std::size_t k = 1; k < outcomes.size(); ++k) {
+    INFO(outcomes[k].scenario.name);
+    CHECK(outcomes[k].status.starts_with("synth cannot plan it: the plan of this collective passes 26 days"));
+  }
+  // Compared on a failed network: synth does not apply, and says why; the baselines are timed.
+  Collective collective = options.collective;
+  FailureSet cable;
+  cable.links = {{0, 1}, {1, 0}};
+  const Topology failed = apply_failures(triangle, cable, "", "");
+  const LowerBound bound = lower_bound(failed, collective, compute_diameter(failed, collective.members));
+  const Evaluation synthesized = evaluate_synth(failed, collective, options.synth, bound);
+  CHECK_FALSE(synthesized.result.applicable);
+  CHECK(synthesized.result.reason.find("passes 26 days") != std::string::npos);
+  const Evaluation ring = evaluate_baseline("ring", failed, collective, bound);
+  CHECK(ring.result.timed());
+  CHECK(ring.result.verified);
+  CHECK(ring.result.time_us > 26.0 * 86400e6);
+  // synthesize itself says it by type.
+  CHECK_THROWS_AS(synthesize(failed, collective, options.synth), PlanTooLong);
 }
 
 TEST_CASE("the TACOS failure study: a 4x4 mesh with NPUs 7 and 9 failed beats ring and direct", "[batch]") {

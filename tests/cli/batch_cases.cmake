@@ -21,6 +21,12 @@ tenet_cli_test(compare_skips_long_simulation EXIT 0 ARGS compare -t ${CMAKE_CURR
   -c allgather --size 64MiB --algorithms ring,direct STDOUT "  direct   >= 5.369 ms")
 tenet_cli_test(compare_skipped_json EXIT 0 ARGS compare -t ${CMAKE_CURRENT_SOURCE_DIR}/good/mesh-16x16.json
   -c allgather --size 64MiB --algorithms ring,direct --json STDOUT "\"simulated\": false")
+# 1 TiB over two NPUs at 1 kB/s: no plan fits in picoseconds (synth says so, exit 2), and compare
+# shows synth n/a with that reason beside the baselines, which are timed.
+tenet_cli_test(synth_plan_too_long EXIT 2 ARGS synth -t ${CMAKE_CURRENT_SOURCE_DIR}/good/slow-pair.json --size 1TiB
+               STDERR "error: --size: one transfer of this collective takes")
+tenet_cli_test(compare_plan_too_long EXIT 0 ARGS compare -t ${CMAKE_CURRENT_SOURCE_DIR}/good/slow-pair.json --size 1TiB
+               STDOUT "n/a synth: one transfer of this collective takes")
 tenet_cli_test(compare_bad_algorithm EXIT 2 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --algorithms swign
   STDERR "unknown algorithm 'swign' (did you mean 'swing'?)")
 tenet_cli_test(compare_plot EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --sizes 1KiB:1MiB --plot plot.svg

@@ -64,7 +64,7 @@ TEST_CASE("a collective whose plan would not fit in picoseconds is refused by na
   SynthOptions options;
   options.auto_chunks = true;
   const Collective collective = make_collective(CollectiveKind::kAllReduce, kMaxSizeBytes);
-  CHECK_THROWS_AS(synthesize(ring, collective, options), InputError);
+  CHECK_THROWS_AS(synthesize(ring, collective, options), PlanTooLong);
   CHECK_THROWS_WITH(synthesize(ring, collective, options), Catch::Contains("longer than tenet plans"));
   // A transfer up to 2^56 ps (20 hours), a plan up to 2^61 ps.
   CHECK_THROWS_AS(synth::transfer_ticks(7.3e10), synth::PlanTooLong);

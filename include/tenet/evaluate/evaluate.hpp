@@ -35,7 +35,9 @@ struct Evaluation {
 };
 
 /// Synthesizes, verifies and reports. `bound` is the collective's lower bound on `topology`
-/// (passed in: callers evaluating several algorithms compute it once).
+/// (passed in: callers evaluating several algorithms compute it once). A collective whose plan
+/// would not fit in picoseconds (PlanTooLong) is a result (applicable = false, with the reason),
+/// as a baseline that does not apply is; the synth command makes it the error it reports.
 Evaluation evaluate_synth(const Topology& topology, const Collective& collective, const SynthOptions& options,
                           const LowerBound& bound, bool want_link_loads = false);
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tenet/collective.hpp"
+#include "tenet/common/error.hpp"
 #include "tenet/schedule/schedule.hpp"
 #include "tenet/sim/simulator.hpp"
 #include "tenet/topology/topology.hpp"
@@ -195,9 +196,19 @@ struct SynthResult {
   bool aggregated() const { return max_chunks_per_transfer != 1; }
 };
 
+/// What synthesize throws when no candidate's plan fits in its clock of integer picoseconds (a
+/// transfer past 20 hours, a plan past 26 days): an input error (the size, `--size`), and one a
+/// comparison can show as "synth does not apply here" beside the baselines, which are timed in
+/// floating point and have no such limit.
+class PlanTooLong : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 /// Synthesizes `collective` on `topology`. Deterministic for given options, whatever the thread
 /// count. Throws InputError when a participant cannot reach another, or when the schedule would
-/// not fit in memory (with the number of transfers it would need).
+/// not fit in memory (with the number of transfers it would need); PlanTooLong when no plan fits
+/// in picoseconds.
 SynthResult synthesize(const Topology& topology, const Collective& collective, const SynthOptions& options);
 
 }  // namespace tenet
