@@ -187,6 +187,8 @@ class Conversion {
     }
     for (auto& [key, link] : connections_) link.consumed.resize(static_cast<std::size_t>(model_.fifo_calls));
     slots_.resize(model_.iterations);
+    left_.assign(model_.iterations, 0);
+    for (const Runner& runner : runners_) working_runners_ += runner.tb->transfers.empty() ? 0 : 1;
   }
 
   Schedule run() {
@@ -331,6 +333,15 @@ class Conversion {
     return it->second;
   }
 
+  /// A runner is done with `iteration`: once every runner with steps is, nothing reads its slots
+  /// again (each call touches the slots of its own iteration), and a file the runtime runs in
+  /// thousands of slices would otherwise hold every slice's slots to the end (a 16-rank all-reduce
+  /// of 1 TiB: 7.6 GB).
+  void leave_iteration(std::uint64_t iteration) {
+    if (++left_[iteration] < working_runners_) return;
+    std::vector<RankSlots>().swap(slots_[iteration]);
+  }
+
   std::int64_t flag_value(std::uint64_t iteration, int counter) const {
     return static_cast<std::int64_t>(iteration) * counters_ + counter;
   }
@@ -363,7 +374,8 @@ class Conversion {
     const int first = transfers_data ? runner.call * model_.max_allowed_count : 0;
     const int count = transfers_data ? std::min(model_.max_allowed_count, step.cnt - first) : step.cnt;
 
-    Frontier ready = runner.after;
+    // runner.after is replaced by this call's frontier below: its storage is reused.
+    Frontier ready = std::move(runner.after);
     if (runner.call == 0) {
       for (const auto& [tb, counter] : step.deps)
         merge(ready, published(runner_of(runner.rank, tb), flag_value(it, counter)));
@@ -433,7 +445,7 @@ class Conversion {
     }
     if (++runner.next == runner.tb->transfers.size()) {
       runner.next = 0;
-      ++runner.iteration;
+      leave_iteration(runner.iteration++);
     }
     return true;
   }
@@ -451,7 +463,7 @@ class Conversion {
     const TransferId id =
         schedule_.add(npus_[static_cast<std::size_t>(runner.rank)], npus_[static_cast<std::size_t>(runner.tb->send)],
                       reduce ? TransferKind::kReduce : TransferKind::kCopy, chunks, after, 0.0, 0.0, kNoLink);
-    facts_.push_back({after, out.id, out.sent});
+    facts_.push_back({std::move(after), out.id, out.sent});
     out.fifo.push_back({std::move(chunks), id});
     ++out.sent;
     wake(out.receiver);
@@ -499,6 +511,8 @@ class Conversion {
   std::deque<std::size_t> queue_;
   std::vector<char> queued_;
   std::vector<std::vector<RankSlots>> slots_;                    ///< by iteration, then rank
+  std::vector<std::size_t> left_;                                ///< by iteration: runners with steps done with it
+  std::size_t working_runners_ = 0;                              ///< runners with steps
   std::map<std::tuple<int, int, int>, Connection> connections_;  ///< (from, to, chan)
   std::vector<char> implied_;                                    ///< prune's scratch
   std::vector<std::size_t> by_connection_;                       ///< prune's scratch

@@ -331,9 +331,11 @@ std::string checked_name(const MscclWriteOptions& options, const Schedule& sched
 /// The file's time as the runtime would run it (msccl_to_schedule's model) on `topology`; its ranks
 /// are the schedule's members in order, as its rank_to_npu comment says when it has one.
 double runtime_time_us(const MscclProgram& program, const Schedule& schedule, const Topology& topology) {
-  return simulate(topology,
-                  msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML", schedule.members()))
-      .time_us;
+  return remembered_runtime_time_us(program, schedule.size_bytes(), schedule.members(), topology, [&] {
+    return simulate(topology,
+                    msccl_to_schedule(program, topology, schedule.size_bytes(), "MSCCL XML", schedule.members()))
+        .time_us;
+  });
 }
 
 /// Channel counts `--channels auto` tries, fewest first: more channels let transfers of one

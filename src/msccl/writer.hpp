@@ -11,6 +11,7 @@
 // checks the limits, times the program and verifies the text.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -220,5 +221,11 @@ MscclProgram plan_program(const WriterContext& context, const Plan& plan, MscclP
 /// The program's text after `preamble` (whole comment lines), in the layout the runtime's
 /// reader takes and msccl-tools writes (SPEC section 10).
 std::string print_program(const MscclProgram& program, const std::string& preamble);
+
+/// `compute`'s time of `program` run at `size_bytes` with its ranks on `members` of `topology`,
+/// remembered for the process (runtime_time_memo.cpp): the same program is timed many times.
+double remembered_runtime_time_us(const MscclProgram& program, std::uint64_t size_bytes,
+                                  std::span<const NodeId> members, const Topology& topology,
+                                  const std::function<double()>& compute);
 
 }  // namespace tenet::msccl_detail
