@@ -556,9 +556,8 @@ Schedule msccl_to_schedule(const MscclProgram& program, const Topology& topology
     throw InputError(source, "--size",
                      "at " + std::to_string(size_bytes) + " bytes the runtime runs this file in " +
                          std::to_string(model.iterations) + " slices per chunk, " + std::to_string(calls) +
-                         " primitive calls in all; tenet simulates at most " + std::to_string(kMaxModeledCalls) +
-                         " calls and " + std::to_string(kMaxChunksPerNpu) +
-                         " slices per rank: simulate a smaller size");
+                         " primitive calls in all; tenet times files of at most " + std::to_string(kMaxModeledCalls) +
+                         " calls and " + std::to_string(kMaxChunksPerNpu) + " slices per rank: use a smaller size");
   }
   return Conversion(loaded, npus, size_bytes, model, program.name, source).run();
 }

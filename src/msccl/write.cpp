@@ -419,11 +419,15 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   std::vector<Timed> timed;
   std::string first_failure;
   std::string first_limit;
+  std::exception_ptr too_many_slices;
   /// One layout: timed, or why not.
   struct Attempt {
     std::optional<Timed> layout;
     std::optional<LimitProblem> limit;  ///< past a limit (the change that fits is found only for the first)
     std::string failure;
+    /// Past what tenet times at this size (msccl_to_schedule's slices and calls): not a fault of
+    /// the layout, and the reason given when no layout could be timed.
+    std::exception_ptr too_many_slices;
   };
   const auto attempt = [&](const LayoutChoices& choices) {
     Attempt result;
@@ -439,8 +443,11 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       result.layout = Timed{
           std::move(program),
           {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order}};
-    } catch (const InputError& error) {  // deadlocks at this size: the interpreter says why below
-      result.failure = error.what();
+    } catch (const InputError& error) {
+      if (!error.problems().empty() && error.problems().front().where == "--size")
+        result.too_many_slices = std::current_exception();
+      else
+        result.failure = error.what();  // deadlocks at this size: the interpreter says why below
     }
     return result;
   };
@@ -454,6 +461,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       if (first_limit.empty() && tried.limit)
         first_limit = tried.limit->message + ": " + suggestion(context, round[i], *tried.limit);
       if (first_failure.empty()) first_failure = std::move(tried.failure);
+      if (!too_many_slices) too_many_slices = tried.too_many_slices;
       if (tried.layout) timed.push_back(std::move(*tried.layout));
     }
   };
@@ -541,6 +549,9 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
     best = verified_fastest();
   }
   if (best) return std::move(*best);
+  // Too large a size to time the file (1 TiB over two NPUs: 262,144 slices a chunk): that is the
+  // input's limit, not a writer's fault.
+  if (too_many_slices && first_failure.empty()) std::rethrow_exception(too_many_slices);
   if (!first_limit.empty() && first_failure.empty()) throw InputError("", "MSCCL XML", first_limit);
   if (!first_limit.empty()) {
     throw InputError("", "MSCCL XML",

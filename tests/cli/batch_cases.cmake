@@ -27,6 +27,11 @@ tenet_cli_test(synth_plan_too_long EXIT 2 ARGS synth -t ${CMAKE_CURRENT_SOURCE_D
                STDERR "error: --size: one transfer of this collective takes")
 tenet_cli_test(compare_plan_too_long EXIT 0 ARGS compare -t ${CMAKE_CURRENT_SOURCE_DIR}/good/slow-pair.json --size 1TiB
                STDOUT "n/a synth: one transfer of this collective takes")
+# Its files at that size run in more slices than tenet times: the size is the error (exit 2),
+# where the writer used to fail as a bug (exit 3).
+tenet_cli_test(baseline_xml_too_many_slices EXIT 2 ARGS baseline -a ring -t ${CMAKE_CURRENT_SOURCE_DIR}/good/slow-pair.json
+               --size 1TiB -o slices.xml NO_FILE slices.xml
+               STDERR "262144 slices per chunk, 1048576 primitive calls in all")
 tenet_cli_test(compare_bad_algorithm EXIT 2 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --algorithms swign
   STDERR "unknown algorithm 'swign' (did you mean 'swing'?)")
 tenet_cli_test(compare_plot EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --sizes 1KiB:1MiB --plot plot.svg
