@@ -197,7 +197,7 @@ class Engine {
     // Branch and bound reads the run's clock, never below GiveUp::floor (stops at the first event
     // where that alone loses: torus-64x64's chunk-by-chunk all-gather of 64 MiB, behind the
     // aggregated one by its chunked ingress alone).
-    if (give_up_.past(give_up_.floor)) return abandoned_trace();
+    if (give_up_.past(give_up_.floor)) return AllGatherTrace::stopped_early();
     for (NodeId v = 0; v < nodes_; ++v) mark_dirty(v);
     // Deliveries the members need: each lacks all but its own chunks.
     const double needed = static_cast<double>(members_unfinished_) * chunks_ - chunks_;
@@ -209,7 +209,7 @@ class Engine {
       match_all(static_cast<std::uint32_t>(event), now);
       if (arrivals_.empty()) throw std::logic_error("all-gather synthesis stalled with members unfinished");
       now = arrivals_.next_time();
-      if (give_up_.past(std::max(now, give_up_.floor))) return abandoned_trace();
+      if (give_up_.past(std::max(now, give_up_.floor))) return AllGatherTrace::stopped_early();
       check_plan_length(now);
       ++event;
       ++stamp_;
@@ -243,12 +243,6 @@ class Engine {
   }
 
  private:
-  static AllGatherTrace abandoned_trace() {
-    AllGatherTrace abandoned;
-    abandoned.abandoned = true;
-    return abandoned;
-  }
-
   /// Transfers in flight, bucketed by their link's chunk time: within a bucket ends arrive in the
   /// order they were pushed, so the next event is the least of a few bucket heads and no heap
   /// is needed. Networks have a handful of distinct link times. Aggregated transfers take as

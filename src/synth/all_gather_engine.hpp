@@ -153,6 +153,12 @@ struct AllGatherTrace {
   bool abandoned = false;  ///< stopped early: it could no longer win (nothing else is set)
 
   bool grouped() const { return !group_of.empty(); }
+  /// The trace of a run that stopped early.
+  static AllGatherTrace stopped_early() {
+    AllGatherTrace trace;
+    trace.abandoned = true;
+    return trace;
+  }
   Tick start_of(const MatchedTransfer& transfer) const { return event_times[transfer.event]; }
   /// The event at which entry i ends (its group's end in a grouped trace).
   std::uint32_t end_event_of(std::size_t i) const;

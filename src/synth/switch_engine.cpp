@@ -133,11 +133,7 @@ class SwitchEngine {
       if (in_flight_.empty()) throw std::logic_error("switch-native synthesis stalled with members unfinished");
       now = in_flight_.top().end;
       check_plan_length(now);
-      if (give_up_.past(now)) {
-        AllGatherTrace abandoned;
-        abandoned.abandoned = true;
-        return abandoned;
-      }
+      if (give_up_.past(now)) return AllGatherTrace::stopped_early();
       ++event;
       while (!in_flight_.empty() && in_flight_.top().end == now) {
         land(in_flight_.top());
