@@ -209,10 +209,12 @@ constexpr double kCoveredWaitsGap = 1.05;
 constexpr std::uint64_t kCoveredWaitsWork = 2;
 constexpr std::uint64_t kCoveredWaitsLeastWork = 1 << 16;
 /// The trees' replays may take refill work (SimOptions::max_refill_work) in proportion to what they
-/// could gain: this much per unit of the matching's distance from the bound, (time / bound - 1),
-/// so at least 0.35 billion (about 5 s on the 2-core development machine) where the trees run at
-/// all. Where hundreds of flows share a few spines every refill is long: on a 64-NPU fat tree
-/// with four spines, the matching 5.6% from the bound, the trees' replays of a reduce-scatter of
+/// could gain: this much per unit of the distance from the bound, (time / bound - 1), of the time
+/// they must beat (the matching's, or the boxes' where faster: 128 H100s on rails, all-reduce of
+/// 256 MiB, the matching 18% from the bound and the boxes 6%: replays of 0.46 and 0.9 billion,
+/// 11 and 22 s, that lost), so at least 0.21 billion (kTreeGap) where the trees run at all.
+/// Where hundreds of flows share a few spines every refill is long: on a 64-NPU fat tree with four
+/// spines, the matching 5.6% from the bound, the trees' replays of a reduce-scatter of
 /// 64 MiB took 0.28 to 1.46 billion each, 112 s in all, and lost (1469.9 against 1396.2 us). On
 /// the same network the trees win the all-reduce of 16 MiB (794.1 against 815.6 us, the matching
 /// 23% from the bound) through a trial whose replay takes 1.58 billion; on a 64-NPU tree of
@@ -1416,10 +1418,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       boxed && members.size() > kTreesAlwaysMembers && boxed->replay.time_us <= kLargeNetworkGap * bound_us;
   if (own_methods && best_time > kTreeGap * bound_us && large_blocks && !boxes_near_bound &&
       members.size() <= kTreeMembers && (switched || mixed_link_speeds(topology) || trees_for_uneven_ingress)) {
-    const auto replay_work =
-        static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * (best_time / bound_us - 1.0), 1e18));
     // Without a file the trees must beat the matching's time and the boxes' (see the end).
     const double to_beat = std::min(best_score, boxed ? boxed->score_us : std::numeric_limits<double>::infinity());
+    // What the trees can gain is the distance of that time from the bound, no more than the
+    // matching's and never taken below the gap at which trees run.
+    const double gap = std::max(std::min(best_time, to_beat) / bound_us - 1.0, kTreeGap - 1.0);
+    const auto replay_work = static_cast<std::uint64_t>(std::min(kTreeReplayWorkPerGap * gap, 1e18));
     trees = synth::synthesize_with_trees(topology, collective.kind, collective.size_bytes, members, kTreeTransfers,
                                          options.file.estimate, all_reduce && uneven_ingress, options.file.written,
                                          replay_work, options.file.transfers_per_rank, to_beat);
