@@ -179,6 +179,23 @@ TEST_CASE("clusters of boxes: the box-and-rail method wins within 5% of the boun
   CHECK(result.time_us <= 1.05 * bound);
 }
 
+TEST_CASE("rail pieces more alpha than bytes: the boxes pipeline as deep as the replay says", "[synth][boxes]") {
+  // h100-4x8-rail all-reduce of 16 MiB: a rail piece at 4 pieces is 0.60 alpha (4 us against
+  // 2.6 us of bytes), yet with two rail transfers in flight it replays in 87.6 us against 95.6 at
+  // 2 pieces, where pieces past 0.55 alpha were not tried. The Release run only.
+  if (kSanitized) return;
+  const Topology topology = shipped("h100-4x8-rail");
+  SynthOptions options;
+  options.auto_chunks = true;
+  const Collective collective = make_collective(CollectiveKind::kAllReduce, std::uint64_t{16} << 20);
+  const SynthResult result = synthesize(topology, collective, options);
+  REQUIRE(result.box_rails);
+  CHECK(result.box_rails->units * result.box_rails->pieces == 4);
+  REQUIRE(verify_schedule(topology, result.schedule).ok);
+  CHECK(result.time_us < 90.0);
+  CHECK(result.time_us >= lower_bound(topology, collective, compute_diameter(topology)).total_us);
+}
+
 TEST_CASE("two A100 boxes at 1 GiB: whichever method wins reaches 90% of the cut bound (all-reduce 85%)",
           "[synth][boxes]") {
   // The issue's targets with every method on (the trees' own test turns this one off).

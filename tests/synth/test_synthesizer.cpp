@@ -136,14 +136,14 @@ TEST_CASE("On switches a round of chunk counts far behind the best ends the sear
   // replay was more than 1.5x the best so far and gained nothing there: 94 candidates then, 88 with
   // the stop, the same schedule (4.62144 us, measured with and without the stop; so were the 576
   // cases of benchmarks/synth_times.sh). 104 since the group overlay's aggregated families also
-  // try 8 and 16 chunks (none faster here).
+  // try 8 and 16 chunks, 108 since the boxes try rail pieces of up to 0.8 alpha (none faster here).
   const Topology topology = shipped("ring-fc-switch-2x4x2");
   SynthOptions options;
   options.auto_chunks = true;
   const SynthResult result =
       synthesize(topology, make_collective(CollectiveKind::kReduceScatter, std::uint64_t{1} << 20), options);
   CHECK(result.time_us == Approx(4.62144).epsilon(1e-9));
-  CHECK(result.candidates == 104);
+  CHECK(result.candidates == 108);
   CHECK(verify_schedule(topology, result.schedule).ok);
 }
 
