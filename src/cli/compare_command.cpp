@@ -40,15 +40,39 @@ struct CompareOptions {
   int threads = 0;
 };
 
-/// "32B:1GiB" as every power of two from the first size to the last.
-std::vector<std::uint64_t> parse_sweep(const std::string& text) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) return {parse_size(text, "--sizes")};
-  const std::uint64_t low = parse_size(text.substr(0, colon), "--sizes");
-  const std::uint64_t high = parse_size(text.substr(colon + 1), "--sizes");
-  if (high < low) throw InputError("", "--sizes", "'" + text + "': the last size is smaller than the first");
+/// The sizes a sweep may hold: a table row each, at every one a synthesis.
+constexpr std::size_t kMostSizes = 64;
+
+/// `--size` as one size; `--sizes` as a comma-separated list of sizes and FROM:TO ranges (every
+/// power of two from the first size to the last), smallest first, each size once.
+std::vector<std::uint64_t> parse_sweep(const std::string& text, const std::string& option) {
+  if (option == "--size") return {parse_size(text, option)};
   std::vector<std::uint64_t> sizes;
-  for (std::uint64_t size = low; size <= high && sizes.size() < 64; size *= 2) sizes.push_back(size);
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, comma - begin);
+    if (item.empty()) throw InputError("", option, "'" + text + "' has an empty item; separate sizes by one comma");
+    const std::size_t colon = item.find(':');
+    if (colon == std::string::npos) {
+      sizes.push_back(parse_size(item, option));
+    } else {
+      const std::uint64_t low = parse_size(item.substr(0, colon), option);
+      const std::uint64_t high = parse_size(item.substr(colon + 1), option);
+      if (high < low) throw InputError("", option, "'" + item + "': the last size is smaller than the first");
+      for (std::uint64_t size = low; size <= high && sizes.size() <= kMostSizes; size *= 2) sizes.push_back(size);
+    }
+    if (sizes.size() > kMostSizes) {
+      throw InputError("", option, "'" + text + "' holds more than " + std::to_string(kMostSizes) + " sizes");
+    }
+    if (comma == text.size()) break;
+    begin = comma + 1;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  const auto twice = std::adjacent_find(sizes.begin(), sizes.end());
+  if (twice != sizes.end()) {
+    throw InputError("", option, "'" + text + "' holds the size " + format_size(*twice) + " twice");
+  }
   return sizes;
 }
 
@@ -139,7 +163,8 @@ void run_compare(const CompareOptions& options) {
   }
   auto thread_limit = limit_threads(options.threads);
   const std::vector<std::string> algorithms = parse_algorithms(options.algorithms);
-  std::vector<std::uint64_t> sizes = parse_sweep(options.sizes.empty() ? options.collective.size : options.sizes);
+  std::vector<std::uint64_t> sizes =
+      options.sizes.empty() ? parse_sweep(options.collective.size, "--size") : parse_sweep(options.sizes, "--sizes");
   const bool write = !options.output.path.empty();
   check_schedule_output(options.output, {options.collective.topology});
   if (write && sizes.size() > 1) {
@@ -358,7 +383,10 @@ void register_compare_command(CLI::App& app) {
       "baseline (ring, direct, rhd, swing, swing-latency, bucket, circulant), all verified and simulated\n"
       "with one congestion-aware model, at --size or over --sizes 32B:1GiB (powers of two)");
   add_collective_options(compare, options->collective, true);
-  compare->add_option("--sizes", options->sizes, "A sweep FROM:TO over powers of two, e.g. 32B:1GiB")
+  compare
+      ->add_option("--sizes", options->sizes,
+                   "Sizes to compare at: FROM:TO (every power of two between), a list, or both, e.g. 32B:1GiB or "
+                   "1MiB,16MiB,64MiB:1GiB")
       ->excludes("--size");
   compare->add_option("--algorithms", options->algorithms, "all (default) or a list, e.g. synth,ring,swing");
   compare->add_option("--seed", options->seed, "Synthesis seed (default 1)")->check(not_negative());

@@ -12,6 +12,16 @@ tenet_cli_test(batch_baselines_twice EXIT 2 ARGS batch -t ${T4} --scenarios all-
   STDERR "error: --baselines: 'ring,ring' lists baseline ring twice")
 tenet_cli_test(compare_size_and_sizes EXIT 2 ARGS compare -t ${T4} --size 1MiB --sizes 1KiB:1MiB
   STDERR "excludes --size")
+tenet_cli_test(compare_size_named EXIT 2 ARGS compare -t ${T4} --size foo --algorithms ring
+  STDERR "error: --size: 'foo' is not a size")
+tenet_cli_test(compare_sizes_list EXIT 0 ARGS compare -t ${T4} --sizes 1MiB,4KiB,64KiB:256KiB --algorithms ring
+  STDOUT "128 KiB: lower bound 2 us")
+tenet_cli_test(compare_sizes_twice EXIT 2 ARGS compare -t ${T4} --sizes 1MiB,1024KiB --algorithms ring
+  STDERR "error: --sizes: '1MiB,1024KiB' holds the size 1 MiB twice")
+tenet_cli_test(compare_sizes_empty_item EXIT 2 ARGS compare -t ${T4} --sizes 1MiB,,4KiB --algorithms ring
+  STDERR "error: --sizes: '1MiB,,4KiB' has an empty item; separate sizes by one comma")
+tenet_cli_test(compare_sizes_too_many EXIT 2 ARGS compare -t ${T4} --sizes 1B:1PiB,3B:3TiB --algorithms ring
+  STDERR "error: --sizes: '1B:1PiB,3B:3TiB' holds more than 64 sizes")
 tenet_cli_test(compare_plot_png EXIT 2 ARGS compare -t ${T4} --algorithms ring --plot p.png NO_FILE ${SCRATCH}/p.png
   STDERR "error: --plot: 'p.png': tenet draws plots as SVG only (name it .svg)")
 tenet_cli_test(compare_plot_is_heatmap EXIT 2 ARGS compare -t ${T4} --algorithms ring --plot same.svg --heatmap ./same.svg
