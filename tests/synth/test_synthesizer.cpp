@@ -339,9 +339,22 @@ TEST_CASE("one switch past the default degrees is also unwound in full, as direc
   CHECK(result.unwind_degree == 15);
 }
 
+TEST_CASE("a switch of more NPUs than a batch of links is matched in batches, as direct", "[synth]") {
+  // 72 NPUs on one switch (an NVL72-style domain), all-gather of 1 MiB: the routed transfers'
+  // matching told only 64 in-links apart at an event, so the last 7 waited and 494 of the 5,112
+  // transfers went through other members: 3.94 us against direct's 2.55. In batches of 64 links
+  // it is direct.
+  const Topology topology = generate_topology({{"kind", "switch"}, {"npus", 72}}, LinkDefaults{}, "t", "");
+  const Collective collective = make_collective(CollectiveKind::kAllGather, 1 << 20, 1);
+  const auto [result, direct] = synthesized_beside_direct(topology, collective);
+  CHECK(result.time_us <= direct * (1 + 1e-9));
+  CHECK(result.schedule.size() == 72 * 71);
+}
+
 TEST_CASE("256 members through switches are reached by routed transfers, as direct does", "[synth]") {
   // 32 boxes of 8 NPUs under one top switch, all-gather of 4 KiB: switch-native, store and forward
-  // take 10.05 us; routed member to member 2.08, direct's 2.06. 65,280 routed transfers, past
+  // take 10.05 us; routed member to member 2.08 while the matching told only 64 in-links apart
+  // at an event, now 2.069 as direct's (in batches of 64). 65,280 routed transfers, past
   // what the other routed candidates beside switch-native ones may have. 1.5 s in Release, 21 s
   // under ASan (sanitizers.hpp): checked in the Release run only.
   if (kSanitized) return;
@@ -350,7 +363,7 @@ TEST_CASE("256 members through switches are reached by routed transfers, as dire
   const Collective collective = make_collective(CollectiveKind::kAllGather, 4096, 1);
   const auto [result, direct] = synthesized_beside_direct(topology, collective);
   CHECK(result.routed);
-  CHECK(result.time_us <= 1.02 * direct);
+  CHECK(result.time_us <= direct * (1 + 1e-9));
 }
 
 TEST_CASE("unwinding keeps the degree and rule fastest on the real switches", "[synth]") {
