@@ -241,12 +241,12 @@ std::optional<TreeMethodResult> synthesize_with_trees(
   // Trees packed for each direction: every choice of units, on the network and on the routes a
   // runtime takes where the packing could leave them, and for an all-reduce also with the
   // reductions beside the broadcasts. Where the trees pack on the runtime's routes
-  // (one_switch_routes), the packing on the whole fabric is not tried: on rail-optimized servers its trees cross the spines, which no file
-  // takes, and they lost every time (h100-4x8-rail, 3 collectives x 64 MiB to 1 GiB: 9 of 9; 16
-  // such servers, 128 GPUs: all-gather of 256 MiB 726.6 us on the fabric, 693.7 on the runtime's
-  // routes), while packing there took 8.8 of 17.4 s of synthesis on the 128 GPUs. Where those
-  // routes do not join every member (trees of switches, whose leaves meet only through switches
-  // above), the fabric's packing runs as before.
+  // (one_switch_routes), the packing on the whole fabric is not tried: on rail-optimized servers
+  // its trees cross the spines, which no file takes, and they lost every time (h100-4x8-rail, 3
+  // collectives x 64 MiB to 1 GiB: 9 of 9; 16 such servers, 128 GPUs: all-gather of 256 MiB
+  // 726.6 us on the fabric, 693.7 on the runtime's routes), while packing there took 8.8 of 17.4
+  // s of synthesis on the 128 GPUs. Where those routes do not join every member (trees of
+  // switches, whose leaves meet only through switches above), the fabric's packing runs as before.
   auto pack_each_direction = [&] {
     std::vector<Packed> packed;
     const std::optional<Topology> leaf = one_switch_routes(topology);
