@@ -52,6 +52,13 @@ std::vector<synth::TreePacking> single_unit_trees(const synth::BoxRails& boxes, 
   return packings;
 }
 
+/// The synthesizer's result with every choice left to it, the chunk count included.
+SynthResult synthesized(const Topology& topology, const Collective& collective) {
+  SynthOptions options;
+  options.auto_chunks = true;
+  return synthesize(topology, collective, options);
+}
+
 }  // namespace
 
 TEST_CASE("boxes are found from link speeds, each rail's members at one position", "[synth][boxes]") {
@@ -163,10 +170,8 @@ TEST_CASE("clusters of boxes: the box-and-rail method wins within 5% of the boun
   // the spanning trees took 2.648 ms in about 5 s. The Release run only.
   if (kSanitized) return;
   const Topology topology = shipped("ring-fc-switch-2x4x16");
-  SynthOptions options;
-  options.auto_chunks = true;
   const Collective collective = make_collective(CollectiveKind::kAllGather, std::uint64_t{1} << 30);
-  const SynthResult result = synthesize(topology, collective, options);
+  const SynthResult result = synthesized(topology, collective);
   REQUIRE(result.box_rails);
   CHECK(result.box_rails->boxes == 16);
   CHECK(result.box_rails->positions == 8);
@@ -185,10 +190,8 @@ TEST_CASE("rail pieces more alpha than bytes: the boxes pipeline as deep as the 
   // 2 pieces, where pieces past 0.55 alpha were not tried. The Release run only.
   if (kSanitized) return;
   const Topology topology = shipped("h100-4x8-rail");
-  SynthOptions options;
-  options.auto_chunks = true;
   const Collective collective = make_collective(CollectiveKind::kAllReduce, std::uint64_t{16} << 20);
-  const SynthResult result = synthesize(topology, collective, options);
+  const SynthResult result = synthesized(topology, collective);
   REQUIRE(result.box_rails);
   CHECK(result.box_rails->units * result.box_rails->pieces == 4);
   REQUIRE(verify_schedule(topology, result.schedule).ok);
@@ -201,13 +204,11 @@ TEST_CASE("two A100 boxes at 1 GiB: whichever method wins reaches 90% of the cut
   // The issue's targets with every method on (the trees' own test turns this one off).
   const Topology topology = shipped("a100-2x8-ib");
   const Diameter diameter = compute_diameter(topology);
-  SynthOptions options;
-  options.auto_chunks = true;
   for (CollectiveKind kind : kAllKinds) {
     if (kSanitized && kind != CollectiveKind::kAllReduce) continue;
     INFO(collective_name(kind));
     const Collective collective = make_collective(kind, std::uint64_t{1} << 30);
-    const SynthResult result = synthesize(topology, collective, options);
+    const SynthResult result = synthesized(topology, collective);
     REQUIRE(verify_schedule(topology, result.schedule).ok);
     const LowerBound bound = lower_bound(topology, collective, diameter);
     CHECK(bound.total_us / result.time_us >= (kind == CollectiveKind::kAllReduce ? 0.85 : 0.90));
