@@ -43,10 +43,10 @@ struct CompareOptions {
 /// The sizes a sweep may hold: a table row each, at every one a synthesis.
 constexpr std::size_t kMostSizes = 64;
 
-/// `--size` as one size; `--sizes` as a comma-separated list of sizes and FROM:TO ranges (every
-/// power of two from the first size to the last), smallest first, each size once.
-std::vector<std::uint64_t> parse_sweep(const std::string& text, const std::string& option) {
-  if (option == "--size") return {parse_size(text, option)};
+/// `--sizes`: a comma-separated list of sizes and FROM:TO ranges (every power of two from the
+/// first size to the last), smallest first, each size once.
+std::vector<std::uint64_t> parse_sweep(const std::string& text) {
+  const std::string option = "--sizes";
   std::vector<std::uint64_t> sizes;
   std::size_t begin = 0;
   while (true) {
@@ -164,7 +164,7 @@ void run_compare(const CompareOptions& options) {
   auto thread_limit = limit_threads(options.threads);
   const std::vector<std::string> algorithms = parse_algorithms(options.algorithms);
   std::vector<std::uint64_t> sizes =
-      options.sizes.empty() ? parse_sweep(options.collective.size, "--size") : parse_sweep(options.sizes, "--sizes");
+      options.sizes.empty() ? std::vector{parse_size(options.collective.size, "--size")} : parse_sweep(options.sizes);
   const bool write = !options.output.path.empty();
   check_schedule_output(options.output, {options.collective.topology});
   if (write && sizes.size() > 1) {

@@ -823,6 +823,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // Switch-native planning: the engine works on the topology itself. The paper's rule exists only
   // for point-to-point links, so --policy tacos means the paper's method, unwinding included.
   const bool switched = topology.switch_count() > 0;
+  const bool single_switch = one_switch_only(topology);
   const bool native = switched && options.switches != SwitchPlanning::kUnwind && options.policy == SynthPolicy::kTenet;
   // Unwound candidates are ranked by their replay on the real switches, which their plans do not
   // predict, while they are small enough to route; then a switch-native portfolio holds them too
@@ -874,7 +875,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
     // search (mi250-2x16-ib all-gather of 4 KiB, its 32-NPU IB switch: 0.33 -> 0.73 s); nor past
     // kFullUnwindingNpus NPUs, where the express (routed) candidates plan direct transfers anyway.
     std::uint32_t full = 0;
-    if (options.unwind_degree == 0 && aggregating && one_switch_only(topology)) {
+    if (options.unwind_degree == 0 && aggregating && single_switch) {
       Topology candidate = unwind_switches(topology, static_cast<int>(kFullUnwindingNpus), true, &full);
       if (full > wanted.back() && full < kFullUnwindingNpus) {
         degrees.push_back(full);
@@ -903,7 +904,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (any_shape && members.size() <= kExpressMembers &&
       ((aggregating && alpha_matters(topology, largest_chunk, express_share)) ||
        (sub_collective && members.size() <= kExpressForwardedMembers) ||
-       (one_switch_only(topology) && options.switches == SwitchPlanning::kAuto))) {
+       (single_switch && options.switches == SwitchPlanning::kAuto))) {
     express = planned_on.size();
     degrees.push_back(0);
     // Where alphas do not matter, no routes through other members: the plan sees each pair's
