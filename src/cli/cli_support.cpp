@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -344,6 +345,11 @@ void fit_synthesis_to_msccl_xml(SynthOptions& options, const Topology& topology,
       return std::numeric_limits<double>::infinity();
     }
   };
+  // The estimate does not lay the file out, so it misses the limits of its threadblocks (a
+  // 144-GPU switch's direct all-reduce: 143 awaited threadblocks where a dependency can name 128).
+  options.file.fits = [written = options.file.written](const Schedule& schedule) {
+    return msccl_threadblocks_surely_fit(schedule) || std::isfinite(written(schedule));
+  };
   options.max_transfers_per_member = std::max<std::uint64_t>(1, msccl_step_room(members));
   options.file.transfers_per_rank = options.max_transfers_per_member;
 }
@@ -366,6 +372,7 @@ void fit_synthesis_to_mscclpp_plan(SynthOptions& options, const Topology& topolo
   options.file.fits = [on, plan_options](const Schedule& schedule) {
     return mscclpp_plan_fits(schedule, *on, plan_options);
   };
+  options.file.estimate_screens = true;
   options.file.transfers_per_rank = mscclpp_transfer_room(plan_options);
   options.file.written = [on, plan_options](const Schedule& schedule) {
     try {
@@ -399,7 +406,10 @@ namespace {
 
 std::string written_layout(const MscclWritten& written, double schedule_time_us, std::uint64_t slices) {
   std::string text = std::to_string(written.channels) + (written.channels == 1 ? " channel" : " channels");
-  text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
+  if (written.peer_threadblocks)
+    text += ", a threadblock per peer for its sends and receives";
+  else
+    text += written.fused ? ", forwards fused into receives" : ", separate send and receive threadblocks";
   if (written.chunk_split > 1)
     text += ", each chunk cut into " + std::to_string(written.chunk_split) + " pieces on channels of their own";
   if (written.chunks_renumbered) text += ", each member's chunks renumbered so that a transfer's lie side by side";

@@ -282,7 +282,9 @@ bool add_dependencies(const WriterContext& context, Plan& plan, LimitProblem& pr
     const int tbs = static_cast<int>(ranks_plan.tbs.size());
     if (tbs > kMaxThreadblocks) {
       problem.message = "rank " + std::to_string(rank) + " needs " + std::to_string(tbs) +
-                        " threadblocks (one per peer, channel and direction); the runtime allows 216";
+                        (plan.pair_peers ? " threadblocks (one per peer and channel, its sends and receives together)"
+                                         : " threadblocks (one per peer, channel and direction)") +
+                        "; the runtime allows 216";
       problem.fewer_channels_help = true;
       return false;
     }

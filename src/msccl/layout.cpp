@@ -409,6 +409,7 @@ class Layout {
 bool lay_out(const WriterContext& context, const LayoutChoices& choices, Plan& plan, LimitProblem& problem) {
   plan = Plan{};
   plan.schedule_order = choices.schedule_order;
+  plan.pair_peers = choices.pair_peers;
   if (!Layout(context, choices, plan).run(problem)) return false;
   form_threadblocks(context, choices, plan);
   return true;

@@ -3,8 +3,9 @@
 //
 // Threadblocks. One per (peer, channel, direction); with pairing, a receive side and a send side of
 // one rank and channel share a tb when the rank forwards what it receives from that peer to the
-// other, so that "receive a piece, then send exactly it on" becomes one `rcs` (`rrcs`) step. Every
-// tb runs its operations in replay order.
+// other, so that "receive a piece, then send exactly it on" becomes one `rcs` (`rrcs`) step; with
+// LayoutChoices::pair_peers, the sides left of each peer share one too. Every tb runs its
+// operations in replay order.
 //
 // Why it cannot deadlock. Consider the sequential execution that performs the operations in
 // replay order, one at a time, a whole step at once. Each tb meets its operations in its own order,
@@ -107,6 +108,17 @@ class ThreadblockBuilder {
             continue;
           receiving = sending = static_cast<int>(plan.tbs.size());
           plan.tbs.push_back({to, from, chan, {}, 0});
+        }
+      }
+      if (choices_.pair_peers) {
+        for (auto& [key, sending] : send_side) {
+          const auto receiving = recv_side.find(key);
+          if (sending >= 0 || receiving == recv_side.end() || receiving->second >= 0) continue;
+          const auto [chan, peer] = key;
+          if (peak_.at({peer, rank, chan}) > context_.fifo_calls || peak_.at({rank, peer, chan}) > context_.fifo_calls)
+            continue;
+          sending = receiving->second = static_cast<int>(plan.tbs.size());
+          plan.tbs.push_back({peer, peer, chan, {}, 0});
         }
       }
       for (auto& [key, tb] : send_side) {

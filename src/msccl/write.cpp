@@ -9,6 +9,7 @@
 // trying, the number of chunks per NPU estimated from how far over it is.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <exception>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
+#include <tuple>
 
 #include "tenet/common/error.hpp"
 #include "tenet/common/parallel.hpp"
@@ -119,6 +121,28 @@ WriterContext make_context(const Schedule& schedule, const MscclWriteOptions& op
   return context;
 }
 
+/// Each rank's peers: how many it sends to ([0]) and receives from ([1]). `rank_of` gives each
+/// end of a transfer its rank. Peers as a set of (rank, peer) would be ranks^2 bits; a sorted list
+/// of each transfer's two sides is the transfers' size, which the schedule already is.
+template <typename RankOf>
+std::vector<std::array<std::uint64_t, 2>> count_peers(const Schedule& schedule, std::size_t ranks,
+                                                      const RankOf& rank_of) {
+  std::vector<std::uint64_t> sides;  // (rank * ranks + peer) * 2 + receiving
+  sides.reserve(2 * schedule.size());
+  const auto count = static_cast<std::uint64_t>(ranks);
+  for (const Transfer& transfer : schedule.transfers()) {
+    const auto src = static_cast<std::uint64_t>(rank_of(transfer.src));
+    const auto dst = static_cast<std::uint64_t>(rank_of(transfer.dst));
+    sides.push_back((src * count + dst) * 2);
+    sides.push_back((dst * count + src) * 2 + 1);
+  }
+  std::sort(sides.begin(), sides.end());
+  sides.erase(std::unique(sides.begin(), sides.end()), sides.end());
+  std::vector<std::array<std::uint64_t, 2>> peers(ranks, {0, 0});
+  for (const std::uint64_t side : sides) ++peers[side / 2 / count][side % 2];
+  return peers;
+}
+
 /// Every transfer is at least one step on its sender or receiver (a fused step serves one of each),
 /// so a rank with more receives or sends than the node limit allows cannot fit whatever the
 /// layout: refused before the layout allocates its per-chunk tables.
@@ -151,6 +175,23 @@ void check_step_floor(const WriterContext& context, const Topology& topology) {
                   "even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)");
     throw InputError("", "MSCCL XML", message);
   }
+  // A threadblock has one send peer and one receive peer: a rank with more peers of a direction
+  // than the runtime's threadblocks fails every layout (each costing seconds to find out).
+  const std::vector<std::array<std::uint64_t, 2>> peers =
+      count_peers(schedule, static_cast<std::size_t>(context.ranks), [&](NodeId npu) { return context.rank_of[npu]; });
+  for (int rank = 0; rank < context.ranks; ++rank) {
+    const std::array<std::uint64_t, 2> count = peers[static_cast<std::size_t>(rank)];
+    const bool receiving = count[1] > count[0];
+    if (count[receiving ? 1 : 0] <= static_cast<std::uint64_t>(kMaxThreadblocks)) continue;
+    throw InputError(
+        "", "MSCCL XML",
+        "rank " + std::to_string(rank) + " (NPU " +
+            std::to_string(topology.original_npu_id(schedule.members()[static_cast<std::size_t>(rank)])) + ") " +
+            (receiving ? "receives from " : "sends to ") + std::to_string(count[receiving ? 1 : 0]) +
+            " peers, each in a threadblock of its own (a threadblock has one " + (receiving ? "receive" : "send") +
+            " peer), but the runtime allows 216 threadblocks per rank: no MSCCL file holds this schedule; "
+            "use an algorithm with fewer peers per rank, or fewer NPUs (--members)");
+  }
 }
 
 }  // namespace
@@ -160,35 +201,51 @@ std::uint64_t msccl_step_room(std::size_t ranks) {
   return used < static_cast<std::uint64_t>(msccl_detail::kMaxNodes) ? msccl_detail::kMaxNodes - used : 0;
 }
 
-bool msccl_steps_fit(const Schedule& schedule) {
+namespace {
+
+/// Each rank's peers, or nothing where a transfer has an end that is not a member.
+std::optional<std::vector<std::array<std::uint64_t, 2>>> member_peers(const Schedule& schedule,
+                                                                      std::vector<std::uint64_t>* steps = nullptr) {
   const std::vector<NodeId>& members = schedule.members();
   const NodeId largest = members.empty() ? 0 : *std::max_element(members.begin(), members.end());
   std::vector<std::int64_t> rank_of(static_cast<std::size_t>(largest) + 1, -1);
   for (std::size_t rank = 0; rank < members.size(); ++rank) rank_of[members[rank]] = static_cast<std::int64_t>(rank);
-  const std::size_t ranks = members.size();
-  std::vector<std::uint64_t> steps(ranks, 0);
-  // Peers as a set of (rank, peer) pairs would be ranks^2; a sorted list of pairs per transfer is
-  // the transfers' size, which the schedule already is.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
-  pairs.reserve(2 * schedule.size());
+  if (steps) steps->assign(members.size(), 0);
   for (const Transfer& transfer : schedule.transfers()) {
     const std::int64_t src = transfer.src <= largest ? rank_of[transfer.src] : -1;
     const std::int64_t dst = transfer.dst <= largest ? rank_of[transfer.dst] : -1;
-    if (src < 0 || dst < 0) return false;  // through a non-member: no file at all
-    ++steps[static_cast<std::size_t>(src)];
-    ++steps[static_cast<std::size_t>(dst)];
-    pairs.emplace_back(static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst));
-    pairs.emplace_back(static_cast<std::uint32_t>(dst), static_cast<std::uint32_t>(src));
+    if (src < 0 || dst < 0) return std::nullopt;  // through a non-member: no file at all
+    if (!steps) continue;
+    ++(*steps)[static_cast<std::size_t>(src)];
+    ++(*steps)[static_cast<std::size_t>(dst)];
   }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<std::uint64_t> threadblocks(ranks, 0);
-  for (const auto& pair : pairs) threadblocks[pair.first] += 2;
+  return count_peers(schedule, members.size(), [&](NodeId npu) { return rank_of[npu]; });
+}
+
+}  // namespace
+
+bool msccl_steps_fit(const Schedule& schedule) {
+  std::vector<std::uint64_t> steps;
+  const auto peers = member_peers(schedule, &steps);
+  if (!peers) return false;
+  const std::size_t ranks = peers->size();
   for (std::size_t rank = 0; rank < ranks; ++rank) {
-    const std::uint64_t nodes = 1 + ranks + threadblocks[rank] + steps[rank] / msccl_detail::kMaxSteps + steps[rank];
+    const auto [sending, receiving] = (*peers)[rank];
+    // A threadblock has one send peer and one receive peer at most: fewer than the most peers of
+    // one direction cannot hold a rank's transfers, however they pair.
+    if (std::max(sending, receiving) > static_cast<std::uint64_t>(msccl_detail::kMaxThreadblocks)) return false;
+    const std::uint64_t nodes = 1 + ranks + sending + receiving + steps[rank] / msccl_detail::kMaxSteps + steps[rank];
     if (nodes > static_cast<std::uint64_t>(msccl_detail::kMaxNodes)) return false;
   }
   return true;
+}
+
+bool msccl_threadblocks_surely_fit(const Schedule& schedule) {
+  const auto peers = member_peers(schedule);
+  if (!peers) return false;
+  return std::all_of(peers->begin(), peers->end(), [](const std::array<std::uint64_t, 2>& count) {
+    return count[0] + count[1] <= static_cast<std::uint64_t>(msccl_detail::kMaxDependencyTb + 1);
+  });
 }
 
 namespace {
@@ -443,6 +500,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       result.layout = Timed{
           std::move(program),
           {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order}};
+      result.layout->written.peer_threadblocks = choices.pair_peers;
     } catch (const InputError& error) {
       if (!error.problems().empty() && error.problems().front().where == "--size")
         result.too_many_slices = std::current_exception();
@@ -504,7 +562,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // would hold up other chains' (hypercube3d-4x4x4 all-reduce of 16 MiB on 32 trees: 242.0 ->
   // 227.7 us) and loses a little elsewhere (a100-2x8-ib all-reduce of 64 MiB: 398.1 -> 399.9).
   const bool chains = mostly_chained(schedule);
-  const auto consider_all = [&](std::uint32_t channels) {
+  const auto consider_all = [&](std::uint32_t channels, bool pair_peers = false) {
     std::vector<LayoutChoices> round;
     for (bool stage : {false, true}) {
       if (stage && !apart) continue;
@@ -520,20 +578,31 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
         }
       }
     }
+    for (LayoutChoices& choices : round) choices.pair_peers = pair_peers;
     consider(round);
   };
-  double previous_best = 0.0;
-  for (std::uint32_t channels : channel_counts) {
-    consider_all(channels);
-    // More channels only while they pay: stop at the first count that gains under 1%.
-    const double best = fastest();
-    if (automatic && best > 0.0 && previous_best > 0.0 && best > previous_best * 0.99) break;
-    if (best > 0.0) previous_best = best;
-  }
-  // Threadblocks too long for the runtime: automatic channels go on doubling.
-  for (std::uint32_t channels = 2 * channel_counts.back();
-       automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels); channels *= 2) {
-    consider_all(channels);
+  const auto search_channels = [&](bool pair_peers) {
+    double previous_best = 0.0;
+    for (std::uint32_t channels : channel_counts) {
+      consider_all(channels, pair_peers);
+      // More channels only while they pay: stop at the first count that gains under 1%.
+      const double best = fastest();
+      if (automatic && best > 0.0 && previous_best > 0.0 && best > previous_best * 0.99) break;
+      if (best > 0.0) previous_best = best;
+    }
+    // Threadblocks too long for the runtime: automatic channels go on doubling.
+    for (std::uint32_t channels = 2 * channel_counts.back();
+         automatic && timed.empty() && channels <= static_cast<std::uint32_t>(kMaxChannels); channels *= 2) {
+      consider_all(channels, pair_peers);
+    }
+  };
+  search_channels(false);
+  // Past the runtime's 128 threadblocks that others can wait for (an all-to-all on a 72-GPU
+  // switch: a send and a receive threadblock per peer, 141 awaited): each peer's sides share one.
+  // Where that fails too, its limit is the one to report: it needs the fewest threadblocks.
+  if (timed.empty()) {
+    first_limit.clear();
+    search_channels(true);
   }
   if (!options.verify && !timed.empty()) {
     const auto first_fastest = std::min_element(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {

@@ -88,6 +88,10 @@ struct LayoutChoices {
   /// A transfer takes the lane of the transfer between the same pair that it waits for, where
   /// that one is the lane's last (layout.cpp): a chain of pieces keeps to one threadblock.
   bool chain_lanes = false;
+  /// A send side and a receive side of the same peer and channel left unpaired share one tb (an
+  /// all-to-all's rank then needs one tb per peer, not two): tried where the runtime's 128
+  /// threadblocks that others can wait for run out otherwise (a 72-GPU switch's direct plan).
+  bool pair_peers = false;
 };
 
 struct Piece {
@@ -153,6 +157,7 @@ struct Plan {
   std::vector<RankPlan> ranks;
   int nchannels = 1;
   bool schedule_order = false;  ///< LayoutChoices::schedule_order
+  bool pair_peers = false;      ///< LayoutChoices::pair_peers
 };
 
 /// A limit the layout exceeds; `channels_help` when spreading over more channels could fix it.

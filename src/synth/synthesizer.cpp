@@ -1109,7 +1109,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   // Each search's own best too, kept (below) where the fastest plan so far cannot be written.
   // An estimate that only screens (an MSCCL++ plan's: the schedule's own time where its
   // threadblocks could fit) says little of how the file runs: more finalists, every one timed.
-  const bool screened = static_cast<bool>(options.file.fits);
+  const bool screened = options.file.estimate_screens;
   const double near_plan = screened ? kScreenedNearPlan : kNearPlan;
   const bool keeps_finalists = !switched && static_cast<bool>(options.file.estimate);
   // A finalist's file time; written where the runtime's pipeline could make it faster (`written`

@@ -114,9 +114,13 @@ tenet_cli_test(msccl_baseline_bad_extension EXIT 2 ARGS baseline -t ${TOPOLOGIES
   NO_FILE ${SCRATCH}/ring.msccl)
 tenet_cli_test(msccl_baseline_bad_proto EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a ring --proto ll
   -o never-ring.xml STDERR "error: --proto: unknown protocol 'll' (did you mean 'LL'?)" NO_FILE ${SCRATCH}/never-ring.xml)
-tenet_cli_test(msccl_baseline_inexpressible EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-8x8.json -a direct --channels 8
-  -o too-many-tbs.xml STDERR "error: --output: 'too-many-tbs.xml': the schedule cannot be written as MSCCL XML: rank 0 needs 252 threadblocks"
+tenet_cli_test(msccl_baseline_inexpressible EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-16x16.json -a direct
+  -c allgather --size 4KiB -o too-many-tbs.xml STDERR "error: --output: 'too-many-tbs.xml': the schedule cannot be written as MSCCL XML: rank 0 (NPU 0) sends to 255 peers, each in a threadblock of its own (a threadblock has one send peer), but the runtime allows 216 threadblocks per rank"
   NO_FILE ${SCRATCH}/too-many-tbs.xml)
+# With 8 channels direct's 63 peers need 252 threadblocks, a send and a receive one each: each
+# peer's sends and receives then share one (126).
+tenet_cli_test(msccl_baseline_peer_threadblocks EXIT 0 ARGS baseline -t ${TOPOLOGIES}/torus-8x8.json -a direct --channels 8
+  -o peer-tbs.xml STDOUT "a threadblock per peer for its sends and receives; 1.000x the schedule")
 
 # Sizes refused before the interpreter allocates (nchunksperloop="2147483647" took 16.8 GB): bad input, not a verdict.
 tenet_cli_test(msccl_huge_chunks EXIT 2 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/huge-chunks.xml
@@ -139,3 +143,13 @@ tenet_cli_test(msccl_members_given EXIT 0 ARGS verify -t ${TOPOLOGIES}/torus-4x4
 set_tests_properties("cli.msccl_members_given" PROPERTIES FIXTURES_REQUIRED "msccl_msccl_members")
 tenet_cli_test(msccl_members_json EXIT 2 ARGS verify -t ${TOPOLOGIES}/torus-4x4.json ${MSCCL}/ring-3.json --members 0,1,2
   STDERR "error: --members: applies to MSCCL XML files; a schedule file names its own members")
+
+# 130 GPUs on one switch, all-reduce of 4 KiB: the plan ranked fastest by its file's estimate was
+# direct's, whose file needs 129 threadblocks that others wait for where a dependency can name
+# 128, and synth exited 2. Each round's best is now checked for that, and the next best written.
+tenet_cli_test(msccl_switch_130_topology EXIT 0 ARGS topo generate switch --npus 130 -o switch-130.json
+  STDERR "wrote switch-130.json: 130 NPUs")
+tenet_cli_test(msccl_switch_130_write EXIT 0 ARGS synth -t switch-130.json -c allreduce --size 4KiB -o switch-130.xml
+  STDOUT "wrote                switch-130.xml")
+set_tests_properties(cli.msccl_switch_130_topology PROPERTIES FIXTURES_SETUP msccl_switch_130_topology)
+set_tests_properties(cli.msccl_switch_130_write PROPERTIES FIXTURES_REQUIRED msccl_switch_130_topology)

@@ -7,8 +7,12 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tenet/baselines/baseline.hpp"
 #include "tenet/msccl/msccl.hpp"
+#include "tenet/sim/simulator.hpp"
+#include "tenet/topology/generators.hpp"
 #include "tenet/topology/topology_json.hpp"
 
 using namespace tenet;
@@ -53,4 +57,25 @@ TEST_CASE("Baselines on the small shipped topologies run as MSCCL XML", "[msccl]
       }
     }
   }
+}
+
+TEST_CASE("An all-to-all past 64 ranks shares a threadblock per peer", "[msccl][baseline]") {
+  // Direct's all-reduce on a 72-GPU switch (an NVL72-style domain), 1 MiB: a send and a receive
+  // threadblock per peer, 141 of them awaited by others where a dependency can name only tbs
+  // 0..127, so no file could be written (neither direct's nor the synthesized schedule, which is
+  // direct's there). Each peer's sends and receives now share one, and the file runs as planned.
+  const Topology topology = generate_topology({{"kind", "switch"}, {"npus", 72}}, LinkDefaults{}, "t", "");
+  Collective collective;
+  collective.kind = CollectiveKind::kAllReduce;
+  collective.size_bytes = 1 << 20;
+  const BaselineResult direct = generate_baseline("direct", topology, collective);
+  REQUIRE(direct.applicable);
+  MscclWritten written;
+  REQUIRE_NOTHROW(written = write_msccl_xml(direct.schedule, topology, MscclWriteOptions{}));
+  CHECK(written.peer_threadblocks);
+  const MscclVerifyResult result = verify_msccl_xml(written.text, &topology, false);
+  INFO(result.error);
+  CHECK(result.ok);
+  const double schedule_us = simulate(topology, direct.schedule).time_us;
+  CHECK(written.time_us <= schedule_us * (1 + 1e-9));
 }

@@ -114,6 +114,9 @@ struct MscclWritten {
   /// Transfers of more chunks than one of the runtime's primitive calls moves were cut into
   /// transfers side by side, on channels of their own, each paying its alpha at the same time.
   bool calls_side_by_side = false;
+  /// Each peer's sends and receives left unfused share a threadblock: one a peer rather than two,
+  /// where the runtime's 128 threadblocks that others can wait for would not hold them otherwise.
+  bool peer_threadblocks = false;
 };
 
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`
@@ -134,10 +137,17 @@ std::string schedule_to_msccl_xml(const Schedule& schedule, const Topology& topo
 
 /// A quick check, without laying the file out, that every rank's steps fit the runtime's reader
 /// (4095 XML nodes a rank: the algo, the gpus, the threadblocks, the steps): a step per send and
-/// per receive, and a send and a receive threadblock per peer, plus one more for each 256 steps.
+/// per receive, and a threadblock per peer and direction, plus one more for each 256 steps; and
+/// that no rank sends to or receives from more peers than it may have threadblocks (216).
 /// Passing it does not promise that write_msccl_xml succeeds (other limits, fused layouts); the
 /// synthesizer uses it to keep within the file's limits schedules it may choose among.
 bool msccl_steps_fit(const Schedule& schedule);
+
+/// Whether every rank has at most 128 peers counted once per direction: then a file with a
+/// threadblock per peer and direction stays within the runtime's threadblocks and those a
+/// dependency can name (tbs 0..127), which msccl_expected_time_us does not look at. False does not
+/// mean no file fits (peers can share threadblocks): write_msccl_xml tells.
+bool msccl_threadblocks_surely_fit(const Schedule& schedule);
 /// Steps a rank of `ranks` can have beside a send and a receive threadblock per other rank.
 std::uint64_t msccl_step_room(std::size_t ranks);
 /// What a schedule costs as an MSCCL file, estimated without laying the file out: its time on

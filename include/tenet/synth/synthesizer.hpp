@@ -102,10 +102,13 @@ struct SynthOptions {
     /// schedule's time; the spanning-tree method ranks its pipeline depths by it, trying fewer
     /// pieces too.
     std::function<double(const Schedule&)> estimate;
-    /// Where `estimate` only screens (an MSCCL++ plan's: whether its threadblocks could fit):
-    /// whether the file can be written at all, exactly and at a higher cost. On switched networks
-    /// each round's best candidate by `estimate` must pass it, or the next best is taken.
+    /// Whether the file can be written at all, exactly and at a higher cost than `estimate`, which
+    /// may miss a limit (MSCCL XML: the 128 threadblocks that others can wait for). On switched
+    /// networks each round's best candidate by `estimate` must pass it, or the next best is taken.
     std::function<bool(const Schedule&)> fits;
+    /// `estimate` only screens (an MSCCL++ plan's: whether its threadblocks could fit, then the
+    /// schedule's own time): the finalists are more, and each is written and timed.
+    bool estimate_screens = false;
     /// The time of the file itself, written and run on the runtime's model (infinity when it
     /// cannot be written). It decides between the spanning trees and the matching's best, where
     /// the estimate can pick the slower file (mi250-2x16-ib all-reduce of 64 MiB: the trees' file
