@@ -18,7 +18,6 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
-#include <tuple>
 
 #include "tenet/common/error.hpp"
 #include "tenet/common/parallel.hpp"
