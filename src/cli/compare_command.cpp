@@ -240,14 +240,14 @@ void run_compare(const CompareOptions& options) {
     }
     for (const Row& row : table[s]) {
       nlohmann::json object = result_to_json(row.result);
-      if (row.result.time_at_least_us) {
+      // Ranked among files, one that was not written has no place (its time_us is its schedule's).
+      if (row.result.time_at_least_us || row.result.extra.contains("not_written")) {
         object["slowdown_vs_best"] = nullptr;
         object["winner"] = false;
       } else if (row.result.applicable) {
         object["slowdown_vs_best"] = row.result.time_us / best;
         // Times a rounding apart tie (a synthesized schedule that reaches Swing's on a torus).
-        object["winner"] = row.result.verified && !row.result.extra.contains("not_written") &&
-                           row.result.time_us <= best * (1.0 + kTieTolerance);
+        object["winner"] = row.result.verified && row.result.time_us <= best * (1.0 + kTieTolerance);
       }
       results.push_back(object);
     }

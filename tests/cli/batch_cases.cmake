@@ -68,6 +68,9 @@ tenet_cli_test(compare_best_json EXIT 0 ARGS compare -t ${TOPOLOGIES}/tree-2x2x4
 tenet_cli_test(compare_best_not_written EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-16x16.json -c allgather --size 4KiB
   --algorithms rhd,direct -o best-rhd.xml
   STDOUT "  direct    no file                                        yes\n\nwrote best-rhd.xml: rhd, the fastest MSCCL XML (15.17 us)\nalgorithm  schedule         file  file/schedule\n* rhd      15.17 us     15.17 us          1.000\n  direct   8.003 us  not written\n  not written direct: rank 0 (NPU 0) sends to 255 peers")
+tenet_cli_test(compare_best_not_written_json EXIT 0 ARGS compare -t ${TOPOLOGIES}/torus-16x16.json -c allgather
+  --size 4KiB --algorithms rhd,direct -o best-rhd-json.xml --json
+  STDOUT "\"schedule_time_us\": 8.00256,\n      \"size_bytes\": 4096,\n      \"slowdown_vs_best\": null,")
 tenet_cli_test(compare_best_sweep EXIT 2 ARGS compare -t ${TOPOLOGIES}/torus-4x4.json --sizes 1KiB:4KiB -o never.xml
   STDERR "error: --output: writes the best algorithm of one size; give --size, not a sweep of --sizes" NO_FILE ${SCRATCH}/never.xml)
 # batch --best: each scenario's files hold its fastest algorithm; the row says when that is a baseline.
