@@ -188,6 +188,11 @@ class ThreadblockBuilder {
   /// In a paired tb, a receive directly followed by the send that forwards it becomes one step,
   /// when the outgoing FIFO can take the send that early.
   void fuse() {
+    // Pieces that send on each received piece (LayoutChoices::fuse_shared).
+    std::vector<int> forwarders(plan_.pieces.size(), 0);
+    for (const Piece& piece : plan_.pieces) {
+      if (piece.forwards >= 0) ++forwarders[static_cast<std::size_t>(piece.forwards)];
+    }
     for (int rank = 0; rank < context_.ranks; ++rank) {
       RankPlan& plan = plan_.ranks[static_cast<std::size_t>(rank)];
       for (PlannedTb& tb : plan.tbs) {
@@ -201,6 +206,7 @@ class ThreadblockBuilder {
           if (next.kind != OpKind::kSend) continue;
           const Piece& sent = plan_.pieces[static_cast<std::size_t>(next.piece)];
           if (sent.forwards != op.piece) continue;
+          if (!choices_.fuse_shared && forwarders[static_cast<std::size_t>(op.piece)] > 1) continue;
           const Piece& received = plan_.pieces[static_cast<std::size_t>(op.piece)];
           if (open_at(connection(sent), received.recv_event) + sent.cnt > context_.fifo_calls) continue;
           op.kind = OpKind::kFused;

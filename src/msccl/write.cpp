@@ -447,6 +447,21 @@ bool mostly_chained(const Schedule& schedule) {
   return 4 * chained >= schedule.size() && chained > 0;
 }
 
+/// Whether some transfer's data is sent on by two or more transfers of its receiver (a tree's
+/// fan-out, a direct all-reduce's last reduction): where fusing the receive into one of those
+/// sends holds up the others (LayoutChoices::fuse_shared).
+bool sends_on_shared(const Schedule& schedule) {
+  std::vector<std::uint8_t> senders_on(schedule.size(), 0);
+  for (TransferId id = 0; id < schedule.size(); ++id) {
+    const NodeId sender = schedule.transfer(id).src;
+    for (const TransferId before : schedule.deps_of(id)) {
+      if (schedule.transfer(before).dst != sender) continue;
+      if (++senders_on[before] == 2) return true;
+    }
+  }
+  return false;
+}
+
 /// The fastest verified layout of `schedule` (see the top of the file). `in_order_only`: only
 /// layouts that keep the schedule's order (where its order dependencies are what make it run as
 /// planned, as calls_side_by_side's do).
@@ -561,6 +576,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // would hold up other chains' (hypercube3d-4x4x4 all-reduce of 16 MiB on 32 trees: 242.0 ->
   // 227.7 us) and loses a little elsewhere (a100-2x8-ib all-reduce of 64 MiB: 398.1 -> 399.9).
   const bool chains = mostly_chained(schedule);
+  const bool shared = sends_on_shared(schedule);
   const auto consider_all = [&](std::uint32_t channels, bool pair_peers = false) {
     std::vector<LayoutChoices> round;
     for (bool stage : {false, true}) {
@@ -578,6 +594,15 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       }
     }
     for (LayoutChoices& choices : round) choices.pair_peers = pair_peers;
+    // Fused forwards of shared data can win or lose: with a threadblock per peer (where every
+    // threadblock can fuse) both are timed. Elsewhere the layouts without pairing fuse nothing;
+    // also timing both there gained 0.3% in 2 of 90 files (dgx1-8 and ring-fc-switch-2x4x8
+    // all-gathers of 64 MiB) for up to 1.8x the writer's time.
+    for (std::size_t i = 0, made = round.size(); shared && pair_peers && i < made; ++i) {
+      if (!round[i].pair) continue;
+      round.push_back(round[i]);
+      round.back().fuse_shared = false;
+    }
     consider(round);
   };
   const auto search_channels = [&](bool pair_peers) {

@@ -92,6 +92,11 @@ struct LayoutChoices {
   /// all-to-all's rank then needs one tb per peer, not two): tried where the runtime's 128
   /// threadblocks that others can wait for run out otherwise (a 72-GPU switch's direct plan).
   bool pair_peers = false;
+  /// Data received once and sent on by several pieces is fused into one of those sends too. A
+  /// fused step ends once its send has crossed, and the other sends wait for it (a direct
+  /// all-reduce's last reduction and its 127 sends on a 4x4x8 torus: 23.0 us against 16.0 unfused);
+  /// trees' pieces gain from it (hypercube3d-4x4x4 all-reduce of 16 MiB: 231.8 us against 236.9).
+  bool fuse_shared = true;
 };
 
 struct Piece {
