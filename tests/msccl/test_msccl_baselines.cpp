@@ -97,3 +97,20 @@ TEST_CASE("Data that several sends forward is not fused into one of them", "[msc
   const double schedule_us = simulate(topology, direct.schedule).time_us;
   CHECK(written.time_us <= schedule_us * (1 + 1e-9));
 }
+
+TEST_CASE("The quick checks see ranks with more peers than threadblocks", "[msccl][baseline]") {
+  Collective collective;
+  collective.kind = CollectiveKind::kAllGather;
+  collective.size_bytes = 4096;
+  // 63 peers each way on 64 NPUs: 126 threadblocks, within the 128 a dependency can name; 71 each
+  // way on 72 NPUs: 142, which only sharing them per peer brings within it (write_msccl_xml);
+  // 217 on 218 NPUs: past the 216 threadblocks of a rank whatever they share.
+  for (const int npus : {64, 72, 218}) {
+    INFO(npus << " NPUs");
+    const Topology topology = generate_topology({{"kind", "switch"}, {"npus", npus}}, LinkDefaults{}, "t", "");
+    const BaselineResult direct = generate_baseline("direct", topology, collective);
+    REQUIRE(direct.applicable);
+    CHECK(msccl_threadblocks_surely_fit(direct.schedule) == (npus == 64));
+    CHECK(msccl_steps_fit(direct.schedule) == (npus != 218));
+  }
+}
