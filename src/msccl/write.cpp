@@ -287,7 +287,10 @@ std::string suggestion(const WriterContext& context, const LayoutChoices& choice
     if (channels > choices.channels) text += " with --channels " + std::to_string(channels);
     return text + ")";
   }
-  return "even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)";
+  if (context.per_rank > 1)
+    return "even 1 chunk per NPU does not fit one MSCCL file on this many ranks; use fewer NPUs (--members)";
+  return "use an algorithm whose ranks have fewer transfers and peers (tenet compare -o writes the fastest one "
+         "that fits), or fewer NPUs (--members)";
 }
 
 const char* coll_name(CollectiveKind coll) {

@@ -141,15 +141,19 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
   }
   if (options.max_threadblocks < 1) throw InputError("", "--max-threadblocks", "must be at least 1");
   const std::vector<int> rank_of = ranks_of(schedule, topology);
+  // Fewer chunks per NPU make fewer transfers, where there are several; at one, only another
+  // algorithm can help.
+  const std::string fewer = schedule.chunks_per_member() > 1
+                                ? "use fewer chunks per NPU (--chunks-per-npu)"
+                                : "use an algorithm whose ranks have fewer transfers and peers (tenet compare -o "
+                                  "writes the fastest one that fits)";
   if (const LeastOps busiest = busiest_rank_least_ops(schedule, rank_of); busiest.ops > ops_room(options)) {
-    throw InputError(
-        "", "--max-threadblocks",
-        "rank " + std::to_string(busiest.rank) + " needs at least " + std::to_string(busiest.ops) +
-            " ops (one per send, two per receive) but its " + std::to_string(options.max_threadblocks) +
-            (options.max_threadblocks == 1 ? " threadblock holds " : " threadblocks hold ") +
-            std::to_string(ops_room(options)) + " (" + std::to_string(kMaxOpsPerThreadblock) +
-            " ops a threadblock); raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU "
-            "(--chunks-per-npu)");
+    throw InputError("", "--max-threadblocks",
+                     "rank " + std::to_string(busiest.rank) + " needs at least " + std::to_string(busiest.ops) +
+                         " ops (one per send, two per receive) but its " + std::to_string(options.max_threadblocks) +
+                         (options.max_threadblocks == 1 ? " threadblock holds " : " threadblocks hold ") +
+                         std::to_string(ops_room(options)) + " (" + std::to_string(kMaxOpsPerThreadblock) +
+                         " ops a threadblock); raise --max-threadblocks to the GPU's SM count, or " + fewer);
   }
   const std::vector<std::uint32_t> node_of = nodes_for(schedule, topology, options);
 
@@ -175,13 +179,12 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
       for (const PlanThreadblock& block : plan.gpus[r].threadblocks) most_ops = std::max(most_ops, block.ops.size());
     }
     if (most_blocks > options.max_threadblocks) {
-      throw InputError(
-          "", "--max-threadblocks",
-          "rank " + std::to_string(busiest_rank) + " needs " + std::to_string(most_blocks) +
-              " threadblocks (one per lane of transfers to or from a peer" +
-              (cap > 0 ? ", cut to fit 64 ops each" : std::string()) + ") but MSCCL++ runs all of them at once and " +
-              std::to_string(options.max_threadblocks) +
-              " fit; raise --max-threadblocks to the GPU's SM count, or use fewer chunks per NPU (--chunks-per-npu)");
+      throw InputError("", "--max-threadblocks",
+                       "rank " + std::to_string(busiest_rank) + " needs " + std::to_string(most_blocks) +
+                           " threadblocks (one per lane of transfers to or from a peer" +
+                           (cap > 0 ? ", cut to fit 64 ops each" : std::string()) +
+                           ") but MSCCL++ runs all of them at once and " + std::to_string(options.max_threadblocks) +
+                           " fit; raise --max-threadblocks to the GPU's SM count, or " + fewer);
     }
     if (most_ops > static_cast<std::size_t>(kMaxOpsPerThreadblock)) {
       limit = std::to_string(most_ops) + " ops in one threadblock";
@@ -191,7 +194,11 @@ mscclpp_detail::Plan fitting_plan(const Schedule& schedule, const Topology& topo
   }
   throw InputError("", "--output",
                    "the plan would need " + limit + " even with one transfer per threadblock; MSCCL++ allows " +
-                       std::to_string(kMaxOpsPerThreadblock) + "; use fewer chunks per NPU (--chunks-per-npu)");
+                       std::to_string(kMaxOpsPerThreadblock) +
+                       (schedule.chunks_per_member() > 1
+                            ? "; " + fewer
+                            : " (a transfer takes an op per run of consecutive chunks it carries); use a schedule "
+                              "whose transfers carry fewer chunks apart (synth --transfers chunk: one each)"));
 }
 
 /// The plan's text, read back and executed as a user's file would be (its transfers recorded

@@ -50,6 +50,11 @@ tenet_cli_test(plan_bad_protocol EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.js
 tenet_cli_test(plan_threadblock_limit EXIT 2 ARGS synth -t ${TOPOLOGIES}/torus-4x4.json -c allgather --max-threadblocks 2
   -o tb.plan.json STDERR "error: --output: 'tb.plan.json': the schedule cannot be written as an MSCCL++ plan: --max-threadblocks: rank"
   NO_FILE ${SCRATCH}/tb.plan.json)
+# At one chunk per NPU fewer chunks cannot help (it said so all the same): another algorithm can.
+tenet_cli_test(plan_threadblock_limit_one_chunk EXIT 2 ARGS baseline -t ${TOPOLOGIES}/torus-4x4.json -a direct
+  -c allgather --max-threadblocks 2 -o tb-direct.plan.json
+  STDERR "2 fit; raise --max-threadblocks to the GPU's SM count, or use an algorithm whose ranks have fewer transfers and peers (tenet compare -o writes the fastest one that fits)"
+  NO_FILE ${SCRATCH}/tb-direct.plan.json)
 tenet_cli_test(plan_batch_needs_dir EXIT 2 ARGS batch -t ${TOPOLOGIES}/torus-4x4.json --scenarios all-npus --mscclpp
   STDERR "error: --mscclpp: needs --out-dir, the folder the .plan.json files go to")
 tenet_cli_test(plan_batch EXIT 0 ARGS batch -t ${TOPOLOGIES}/mesh-3x3.json -c allgather --chunks-per-npu 1 --baselines none
