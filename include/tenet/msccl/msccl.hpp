@@ -114,7 +114,7 @@ struct MscclWritten {
   /// Transfers of more chunks than one of the runtime's primitive calls moves were cut into
   /// transfers side by side, on channels of their own, each paying its alpha at the same time.
   bool calls_side_by_side = false;
-  /// Each peer's sends and receives left unfused share a threadblock: one a peer rather than two,
+  /// Each peer's sends and receives left unpaired share a threadblock: one a peer rather than two,
   /// where the runtime's 128 threadblocks that others can wait for would not hold them otherwise.
   bool peer_threadblocks = false;
 };
