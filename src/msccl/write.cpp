@@ -579,7 +579,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // would hold up other chains' (hypercube3d-4x4x4 all-reduce of 16 MiB on 32 trees: 242.0 ->
   // 227.7 us) and loses a little elsewhere (a100-2x8-ib all-reduce of 64 MiB: 398.1 -> 399.9).
   const bool chains = mostly_chained(schedule);
-  const bool shared = sends_on_shared(schedule);
+  bool shared = false;  // sends_on_shared, asked only where threadblocks go per peer
   const auto consider_all = [&](std::uint32_t channels, bool pair_peers = false) {
     std::vector<LayoutChoices> round;
     for (bool stage : {false, true}) {
@@ -629,6 +629,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   // Where that fails too, its limit is the one to report: it needs the fewest threadblocks.
   if (timed.empty()) {
     first_limit.clear();
+    shared = sends_on_shared(schedule);
     search_channels(true);
   }
   if (!options.verify && !timed.empty()) {
