@@ -417,6 +417,12 @@ std::string written_layout(const MscclWritten& written, double schedule_time_us,
     text += ", transfers larger than a runtime call cut into transfers side by side on channels of their own";
   if (written.schedule_order) text += ", sends in the planned order";
   text += "; " + fixed(written.time_us / schedule_time_us, 3) + "x the schedule";
+  // Scratch is allocated for the file's whole size range (maxBytes), so a large share is worth knowing.
+  if (written.loop_chunks > 0 && written.scratch_chunks > written.loop_chunks) {
+    text += "; scratch of " + fixed(static_cast<double>(written.scratch_chunks) / written.loop_chunks, 2) +
+            "x the buffer per rank (" + std::to_string(written.scratch_chunks) + " chunks of " +
+            std::to_string(written.loop_chunks) + ")";
+  }
   // Why a file can run faster than its schedule: the runtime pipelines the slices of its chunks.
   if (slices > 1) {
     text += "; the runtime runs it in " + std::to_string(slices) + " slices of each " +

@@ -45,6 +45,9 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
   std::string switches = "none";
   if (synthesized.switch_native) switches = "native";
   if (synthesized.unwind_degree != 0) switches = "unwound at degree " + std::to_string(synthesized.unwind_degree);
+  if (synthesized.unwind_radix != 0)
+    switches = "unwound in radix " + std::to_string(synthesized.unwind_radix) + ", " +
+               std::to_string(synthesized.unwind_degree) + " links per NPU";
   if (synthesized.routed && topology.switch_count() > 0) switches = "routed through";
   if (synthesized.grouped) switches = "group overlay";
   if (synthesized.trees && topology.switch_count() > 0) switches = "tree routes";
@@ -56,6 +59,7 @@ Evaluation evaluate_synth(const Topology& topology, const Collective& collective
                   {"seed", synthesized.seed},
                   {"candidates", synthesized.candidates},
                   {"unwind_degree", synthesized.unwind_degree},
+                  {"unwind_radix", synthesized.unwind_radix},
                   {"transfers_carry", !synthesized.aggregated() ? "one chunk"
                                       : synthesized.max_chunks_per_transfer == 0
                                           ? "aggregated chunks"

@@ -174,6 +174,7 @@ class RankDependencies {
   void accesses(const Op& current, std::vector<int>& reads, std::vector<int>& writes) const {
     if (current.kind == OpKind::kCopy) {
       add_range(current.copy_src, current.copy_cnt, reads);
+      if (current.copy_reduces) add_range(current.copy_dst, current.copy_cnt, reads);
       add_range(current.copy_dst, current.copy_cnt, writes);
       return;
     }

@@ -46,7 +46,7 @@ void add_op_steps(const Plan& plan, const Op& op, std::vector<MscclStep>& steps,
     steps.push_back(make_step(op.position, type, src, dst, cnt, depid, deps, op.awaited, line++));
   };
   if (op.kind == OpKind::kCopy) {
-    add(MscclStepType::kCopy, op.copy_src, op.copy_dst, op.copy_cnt);
+    add(op.copy_reduces ? MscclStepType::kReduce : MscclStepType::kCopy, op.copy_src, op.copy_dst, op.copy_cnt);
     return;
   }
   const Piece& piece = plan.pieces[static_cast<std::size_t>(op.piece)];

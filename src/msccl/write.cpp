@@ -489,6 +489,7 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
   struct Timed {
     MscclProgram program;
     MscclWritten written;  ///< all but the text
+    LayoutChoices choices;
   };
   std::vector<Timed> timed;
   std::string first_failure;
@@ -516,8 +517,13 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       const double time_us = runtime_time_us(program, schedule, topology);
       result.layout = Timed{
           std::move(program),
-          {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order}};
+          {"", time_us, static_cast<std::uint32_t>(plan.nchannels), choices.pair, choices.cap, choices.schedule_order},
+          choices};
       result.layout->written.peer_threadblocks = choices.pair_peers;
+      for (const MscclGpu& gpu : result.layout->program.gpus)
+        result.layout->written.scratch_chunks =
+            std::max(result.layout->written.scratch_chunks, static_cast<std::uint32_t>(gpu.s_chunks));
+      result.layout->written.loop_chunks = static_cast<std::uint32_t>(result.layout->program.nchunksperloop);
     } catch (const InputError& error) {
       if (!error.problems().empty() && error.problems().front().where == "--size")
         result.too_many_slices = std::current_exception();
@@ -546,11 +552,13 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       best = best == 0.0 ? layout.written.time_us : std::min(best, layout.written.time_us);
     return best;
   };
-  const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
+  // `roomier`: a staged layout faster than the one returned that failed, with more room.
+  const auto verify_in_order = [&](std::vector<LayoutChoices>* roomier) -> std::optional<MscclWritten> {
     std::vector<std::size_t> order(timed.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return timed[a].written.time_us < timed[b].written.time_us; });
+    std::optional<MscclWritten> found;
     for (std::size_t i : order) {
       // The text itself is checked, as a user's file would be. Races are excluded by construction
       // (deps.cpp); deadlocks and the result are checked.
@@ -558,12 +566,28 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
       if (check.ok) {
         timed[i].written.text = std::move(text);
-        return std::move(timed[i].written);
+        found = std::move(timed[i].written);
+        break;
       }
       if (first_failure.empty()) first_failure = check.error;
+      // The fastest staged layout that failed is laid out again with more room (each layout
+      // costs as much as timing it; the others seldom differ from it but in channels).
+      if (roomier && roomier->empty() && timed[i].choices.stage && timed[i].choices.staging_room < kRoomyStaging) {
+        roomier->push_back(timed[i].choices);
+        roomier->back().staging_room = kRoomyStaging;
+      }
     }
     timed.clear();
-    return std::nullopt;
+    return found;
+  };
+  const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
+    std::vector<LayoutChoices> roomier;
+    std::optional<MscclWritten> found = verify_in_order(&roomier);
+    if (roomier.empty()) return found;
+    consider(roomier);
+    std::optional<MscclWritten> roomy = verify_in_order(nullptr);
+    if (roomy && (!found || roomy->time_us < found->time_us)) return roomy;
+    return found;
   };
   // The schedule's port order matters only where transfers through switches were planned on
   // routes (switch-native plans make the order dependencies).

@@ -97,7 +97,15 @@ struct LayoutChoices {
   /// all-reduce's last reduction and its 127 sends on a 4x4x8 torus: 23.0 us against 16.0 unfused);
   /// trees' pieces gain from it (hypercube3d-4x4x4 all-reduce of 16 MiB: 231.8 us against 236.9).
   bool fuse_shared = true;
+  /// The staging region holds this many times the collective's chunks. Reused round robin, a
+  /// block's next use waits for its last, and where a round of staged steps each become several
+  /// calls those waits can close a cycle (a 144-GPU switch's all-reduce of 1 MiB in synchronous
+  /// rounds deadlocked at 1x); more room, more scratch (s_chunks), fewer reuses.
+  int staging_room = 1;
 };
+/// The staging room tried where a staged layout at 1x failed (write.cpp): 4x held every staged
+/// block of that all-reduce without reuse (460-481 scratch chunks on 144).
+constexpr int kRoomyStaging = 4;
 
 struct Piece {
   TransferId transfer = 0;
@@ -131,6 +139,8 @@ struct Op {
   /// (`staged_send`) or of its receive; -1 for the out-of-place copies, which run first in tb 0.
   int staged_piece = -1;
   bool staged_send = false;
+  /// kCopy: adds copy_src into copy_dst (`re`: a staged reduction's received runs into place).
+  bool copy_reduces = false;
   std::int64_t event = 0;
   int part = 0;
   int tb = -1;                            ///< -1: absorbed into a fused op

@@ -68,6 +68,18 @@ constexpr double kPlanRounding = 1e-6;
 constexpr std::uint32_t kDefaultDegrees[] = {1, 2, 3, 4, 6, 8};
 /// A single switch of up to this many NPUs is also unwound in full where alphas matter (synthesize).
 constexpr std::uint32_t kFullUnwindingNpus = 32;
+/// With a file to write, where alphas matter, switches are also unwound in this radix
+/// (unwind_switches_in_radix): an aggregated all-gather on it takes ceil(log_16 members) rounds
+/// over 15 links per digit, where the ring's unwindings take members / degree rounds and the
+/// routed (direct) plans need a threadblock per peer, more than a file holds (kRadixMembers).
+/// Planned on unwindings of a 200-NPU switch (50 GB/s, 0.5 us), all-reduce of 4 KiB: radix 2
+/// 12.1 us, 4 8.2, 8 6.2, 16 4.2, 32 4.2; of 64 KiB radix 8 8.6, 16 6.7, 32 6.7 us.
+constexpr std::uint32_t kUnwindRadix = 16;
+/// ... on more members than this: up to it a routed (direct) plan's file holds its peers, past it
+/// a rank has more threadblocks that others wait for than the 128 a dependency can name. On
+/// ring-fc-switch-2x4x16 (128 NPUs) the radix tied the group overlay's files at 4 and 64 KiB and
+/// took 2.3x the synthesis (all-reduce of 4 KiB with -o x.xml: 2.1 -> 4.7 s).
+constexpr std::size_t kRadixMembers = 128;
 
 /// More transfers than this would not fit in this machine's memory as a Schedule.
 constexpr double kMaxTransfers = 4e8;
@@ -257,6 +269,8 @@ struct Candidate {
   /// Planned on virtual links where alphas matter: its reductions are also replayed free
   /// (replayed_executable).
   bool free_reductions_too = false;
+  /// Planned on the switches unwound in kUnwindRadix (its links per NPU in `degree`).
+  bool in_radix = false;
 };
 
 struct Outcome {
@@ -755,6 +769,7 @@ void adopt_replayed(SynthResult& result, Schedule schedule, SimResult& replay, s
   result.chunks_per_npu = chunks_per_npu;
   result.max_chunks_per_transfer = max_chunks_per_transfer;
   result.unwind_degree = 0;
+  result.unwind_radix = 0;
   result.switch_native = false;
   result.routed = false;
   result.rounds = false;
@@ -883,6 +898,20 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       }
     }
   }
+  // With a file to write, where alphas matter on many members, the unwinding in a radix
+  // (kUnwindRadix): few rounds over few peers, which a file can hold. Ranked by replay up to
+  // kRankRoutedMax transfers, as the routed plans are. Not without a file: there the routed plans
+  // win where it could (36 cases of ring-fc-switch-2x4x8, -2x4x16 and hammingmesh-hx2-4x4 at 4 KiB
+  // to 16 MiB: 2 faster by 0.2% at most, synthesis 29.6 -> 58.4 s).
+  std::optional<std::size_t> in_radix;
+  if (unwinding && aggregating && options.file.estimate && options.unwind_degree == 0 &&
+      members.size() > kRadixMembers) {
+    std::uint32_t links_each = 0;
+    Topology candidate = unwind_switches_in_radix(topology, kUnwindRadix, &links_each);
+    in_radix = planned_on.size();
+    degrees.push_back(links_each);
+    planned_on.push_back(std::move(candidate));
+  }
   // Where alphas matter, routed transfers (express.hpp): planned on a virtual link per pair of
   // members, cut through the NPUs (or switches) between.
   std::optional<std::size_t> express;
@@ -945,7 +974,9 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   for (std::uint32_t restart = 0; restart < std::max<std::uint32_t>(1, options.restarts); ++restart) {
     const std::uint64_t seed = options.seed + restart;
     for (std::size_t d = 0; d < degrees.size(); ++d) {
-      if (d == express || d == grouped) continue;
+      // The radix's unwinding is for aggregated transfers: a chunk at a time it is a ring's
+      // store and forward over thinner links.
+      if (d == express || d == grouped || d == in_radix) continue;
       if (!(switched && degrees[d] == 0)) {
         families.push_back({SenderOrder::kAny, d, options.policy, seed});
         continue;
@@ -1157,11 +1188,12 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
       std::vector<Candidate> candidates;
       for (const Family& family : active) {
         const bool switch_native = switched && degrees[family.d] == 0 && family.d != express && family.d != grouped;
-        if (native && !switch_native && !(family.d == express ? express_routable : routable)) continue;
+        const bool like_express = family.d == express || family.d == in_radix;
+        if (native && !switch_native && !(like_express ? express_routable : routable)) continue;
         candidates.push_back({chunks, family.order, degrees[family.d], family.seed, family.policy,
                               &planned_on[family.d], transposed.empty() ? nullptr : &transposed[family.d],
                               switch_native, family.d == express, family.d == grouped, family,
-                              alphas_matter && (family.d != express || free_express)});
+                              alphas_matter && (family.d != express || free_express), family.d == in_radix});
       }
       if (candidates.empty()) break;
       tried += static_cast<std::uint32_t>(candidates.size());
@@ -1469,6 +1501,7 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
   if (trees && keeps_finalists) incumbent_score = chosen_file_us ? *chosen_file_us : finalist_file_us(result.schedule);
   result.time_us = best_time;
   result.unwind_degree = winner->degree;
+  result.unwind_radix = winner->in_radix ? kUnwindRadix : 0;
   result.switch_native = winner->switch_native;
   result.chunks_per_npu = winner->chunks;
   result.seed = winner->seed;
@@ -1507,7 +1540,10 @@ SynthResult synthesize(const Topology& topology, const Collective& collective, c
         TreeSummary{trees->units.per_member, trees->units.unit_GBps, trees->units.share, trees->pieces, trees->trees};
     return result;
   }
-  if (winner->degree != 0) {
+  if (winner->in_radix) {
+    result.schedule.notes.push_back("switches unwound in radix " + std::to_string(kUnwindRadix) + ", " +
+                                    std::to_string(winner->degree) + " links per NPU");
+  } else if (winner->degree != 0) {
     result.schedule.notes.push_back("switches unwound at degree " + std::to_string(winner->degree));
   }
   return result;

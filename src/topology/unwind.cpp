@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Switch unwinding (TACOS Sec. IV-G) generalised from one switch to trees and graphs of switches:
 // the NPUs of each switch group are put on the Patarasuk-Yuan DFS ring, every NPU gets logical
-// links to the next `degree` NPUs on it, and each logical link is priced by the physical path it
-// would take through the switches.
+// links to the next `degree` NPUs on it (or to those at the offsets of a radix: Bruck et al.,
+// "Efficient algorithms for all-to-all communications in multiport message-passing systems",
+// IEEE TPDS 1997), and each logical link is priced by the physical path it would take
+// through the switches.
 
 #include <algorithm>
 #include <cstdint>
@@ -43,11 +45,13 @@ struct LogicalLink {
 
 class Unwinder {
  public:
-  Unwinder(const Topology& topology, int degree, bool bidirectional_ring)
+  /// `radix` 0: links to the next `degree` NPUs on the ring; otherwise the radix's offsets.
+  Unwinder(const Topology& topology, int degree, bool bidirectional_ring, std::uint32_t radix)
       : topology_(topology),
         adjacency_(topology),
         degree_(degree),
         bidirectional_ring_(bidirectional_ring),
+        radix_(radix),
         npus_(topology.npu_count()),
         switches_(topology.switch_count()),
         group_of_(switches_, kNone),
@@ -170,9 +174,22 @@ class Unwinder {
     const std::vector<NodeId> members = members_in_order(preorder, group);
     const auto count = static_cast<std::uint32_t>(members.size());
     if (count < 2) return;
-    const std::uint32_t degree = std::min(static_cast<std::uint32_t>(degree_), count - 1);
-    applied_degree_ = std::max(applied_degree_, degree);
-    const bool add_reverse = bidirectional_ring_ && degree == 1 && count > 2;
+    // Ring positions ahead of each member that it gets a link to.
+    std::vector<std::uint32_t> offsets;
+    if (radix_ == 0) {
+      const std::uint32_t degree = std::min(static_cast<std::uint32_t>(degree_), count - 1);
+      for (std::uint32_t j = 1; j <= degree; ++j) offsets.push_back(j);
+      if (bidirectional_ring_ && degree == 1 && count > 2) offsets.push_back(count - 1);
+      applied_degree_ = std::max(applied_degree_, degree);
+    } else {
+      // j * radix^m for every digit j and place m: a member reaches any other in one hop per
+      // nonzero digit of their distance, so in ceil(log_radix count) hops.
+      for (std::uint64_t place = 1; place < count; place *= radix_) {
+        for (std::uint64_t j = 1; j < radix_ && j * place < count; ++j)
+          offsets.push_back(static_cast<std::uint32_t>(j * place));
+      }
+      applied_degree_ = std::max(applied_degree_, static_cast<std::uint32_t>(offsets.size()));
+    }
 
     // Each member's links into the group (uplinks, as target switch indices, ascending: the key
     // that lets members behind the same switches share one BFS) and out of it (downlinks).
@@ -207,10 +224,9 @@ class Unwinder {
 
     // Slots in member order, so the result lists links by ring position whatever order the
     // BFS groups visit the members in.
-    const std::uint32_t per_member = degree + (add_reverse ? 1 : 0);
+    const auto per_member = static_cast<std::uint32_t>(offsets.size());
     const std::size_t base = logical_.size();
     logical_.resize(base + std::size_t{count} * per_member);
-    std::vector<std::uint32_t> targets;
     for (std::uint32_t k = 0; k < count;) {
       const auto sources = uplink_switches.row(by_ingress[k]);
       std::uint32_t end = k + 1;
@@ -218,11 +234,8 @@ class Unwinder {
       bfs(sources);
       for (; k < end; ++k) {
         const std::uint32_t i = by_ingress[k];
-        targets.clear();
-        for (std::uint32_t j = 1; j <= degree; ++j) targets.push_back((i + j) % count);
-        if (add_reverse) targets.push_back((i + count - 1) % count);
         for (std::uint32_t slot = 0; slot < per_member; ++slot) {
-          const std::uint32_t t = targets[slot];
+          const std::uint32_t t = (i + offsets[slot]) % count;
           logical_[base + std::size_t{i} * per_member + slot] =
               route(members[i], uplinks.row(i), members[t], downlinks.row(t));
         }
@@ -358,6 +371,7 @@ class Unwinder {
   const Adjacency adjacency_;
   const int degree_;
   const bool bidirectional_ring_;
+  const std::uint32_t radix_;
   const std::uint32_t npus_;
   const std::uint32_t switches_;
   Rows neighbours_;                         ///< undirected switch neighbours (switch indices)
@@ -383,9 +397,21 @@ Topology unwind_switches(const Topology& topology, int degree, bool bidirectiona
   }
   if (applied_degree) *applied_degree = 0;
   if (topology.switch_count() == 0) return topology;
-  Unwinder unwinder(topology, degree, bidirectional_ring);
+  Unwinder unwinder(topology, degree, bidirectional_ring, 0);
   Topology result = unwinder.run();
   if (applied_degree) *applied_degree = unwinder.applied_degree();
+  return result;
+}
+
+Topology unwind_switches_in_radix(const Topology& topology, std::uint32_t radix, std::uint32_t* links_per_npu) {
+  if (radix < 2) {
+    throw InputError("", "", "the switch unwinding radix must be at least 2, got " + std::to_string(radix));
+  }
+  if (links_per_npu) *links_per_npu = 0;
+  if (topology.switch_count() == 0) return topology;
+  Unwinder unwinder(topology, 1, false, radix);
+  Topology result = unwinder.run();
+  if (links_per_npu) *links_per_npu = unwinder.applied_degree();
   return result;
 }
 

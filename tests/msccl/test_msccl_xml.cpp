@@ -672,6 +672,46 @@ TEST_CASE("A transfer whose chunks are not consecutive runs as one step through 
   CHECK(verify_msccl_xml(written.text, nullptr, false).ok);
 }
 
+TEST_CASE("A staged reduction receives into scratch and adds each run into place after", "[msccl]") {
+  // Three NPUs, every pair linked at 1 GB/s and 100 us: alphas are nearly all. Reduce-scatter of 4
+  // chunks of 1 kB per member, each transfer a reduction of two. Member 0's chunks reach NPU 0
+  // from NPU 2 as 0 1 and 2 3, then from NPU 1 as 0 2 and 1 3: no numbering keeps both pairs side
+  // by side, and a step per chunk would pay an alpha per chunk.
+  Topology triangle(3, {});
+  for (NodeId a = 0; a < 3; ++a) {
+    for (NodeId b = 0; b < 3; ++b) {
+      if (a != b) triangle.add_link({a, b, 100.0, 1.0});
+    }
+  }
+  Schedule schedule(CollectiveKind::kReduceScatter, 12'000, {0, 1, 2}, 4, "hand");
+  const auto add = [&](NodeId src, NodeId dst, std::vector<ChunkId> chunks, std::vector<TransferId> after,
+                       double start) {
+    const double end = start + 100.0 + static_cast<double>(chunks.size());
+    return schedule.add(src, dst, TransferKind::kReduce, chunks, after, start, end, triangle.find_link(src, dst));
+  };
+  const TransferId low = add(2, 0, {0, 1}, {}, 0.0);
+  const TransferId high = add(2, 0, {2, 3}, {}, 102.0);
+  add(1, 0, {0, 2}, {low, high}, 204.0);
+  add(1, 0, {1, 3}, {low, high}, 306.0);
+  add(0, 1, {4, 5, 6, 7}, {add(2, 1, {4, 5, 6, 7}, {}, 0.0)}, 104.0);
+  add(1, 2, {8, 9, 10, 11}, {add(0, 2, {8, 9, 10, 11}, {}, 0.0)}, 104.0);
+  REQUIRE(verify_schedule(triangle, schedule).ok);
+  REQUIRE(simulate(triangle, schedule).time_us == exactly(408.0));
+  // On one channel (on more, steps per chunk overlap their alphas), NPU 0 takes 0 2 as one step
+  // into scratch (`r`) and adds each chunk into its own (`re`): the receive waits for nothing of
+  // NPU 0's, where gathering its operands into scratch first would.
+  MscclWriteOptions one_channel;
+  one_channel.channels = 1;
+  const MscclWritten written = write_msccl_xml(schedule, triangle, one_channel);
+  // NPU 1's pairs are its own data: they cross while NPU 2's do, and the last sum is made as
+  // NPU 2's second pair arrives (204 us; the schedule had them wait for it: 408).
+  CHECK(written.time_us == exactly(204.0));
+  CHECK(written.text.find("type=\"re\" srcbuf=\"s\"") != std::string::npos);
+  const MscclVerifyResult check = verify_msccl_xml(written.text, &triangle, true);
+  INFO(check.error);
+  CHECK(check.ok);
+}
+
 TEST_CASE("Aggregated transfers of chunks apart, larger than a call, run as planned", "[msccl]") {
   // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 6 chunks of 1 MiB per member.
   // Member v sends its even chunks one way round and its odd ones the other (as the synthesizer

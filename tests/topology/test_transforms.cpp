@@ -344,6 +344,31 @@ TEST_CASE("unwinding without switches changes nothing and degree 0 is refused", 
         ": the switch unwinding degree must be at least 1, got 0");
 }
 
+TEST_CASE("a switch unwound in a radix links each NPU to the radix's digit offsets", "[transforms]") {
+  // 20 members in radix 4: offsets 1, 2, 3, then 4, 8, 12, 16 (20 is past the group).
+  std::uint32_t links_each = 0;
+  const Topology result = unwind_switches_in_radix(switch_star(20), 4, &links_each);
+  CHECK(links_each == 7);
+  CHECK(result.switch_count() == 0);
+  REQUIRE(result.link_count() == 20 * 7);
+  for (NodeId i = 0; i < 20; ++i) {
+    CHECK(result.out_degree(i) == 7);
+    for (const NodeId offset : {1u, 2u, 3u, 4u, 8u, 12u, 16u}) {
+      const Link& link = link_between(result, i, (i + offset) % 20);
+      // Seven links leave through each port and seven arrive through each: 1/7 of 120 GB/s.
+      CHECK(link.bandwidth_GBps == Approx(120.0 / 7.0));
+      CHECK(link.latency_us == Approx(1.0));
+    }
+    CHECK_FALSE(result.has_link(i, (i + 5) % 20));
+  }
+  // A group no larger than the radix is a full mesh; without switches nothing changes.
+  CHECK(unwind_switches_in_radix(switch_star(4), 16).link_count() == 12);
+  CHECK(unwind_switches_in_radix(timed_ring(4), 16, &links_each).link_count() == 8);
+  CHECK(links_each == 0);
+  CHECK(only_problem([] { unwind_switches_in_radix(switch_star(4), 1); }) ==
+        ": the switch unwinding radix must be at least 2, got 1");
+}
+
 TEST_CASE("member lists parse ids and ranges", "[transforms]") {
   const Topology topology(8, {"sw"});
   CHECK(parse_members("0,1,4-7", topology, "--members") == std::vector<NodeId>{0, 1, 4, 5, 6, 7});

@@ -117,6 +117,10 @@ struct MscclWritten {
   /// Each peer's sends and receives left unpaired share a threadblock: one a peer rather than two,
   /// where the runtime's 128 threadblocks that others can wait for would not hold them otherwise.
   bool peer_threadblocks = false;
+  /// The most scratch chunks a rank uses (s_chunks) and the chunks of the collective
+  /// (nchunksperloop): the runtime allocates s_chunks / nchunksperloop times maxBytes of scratch.
+  std::uint32_t scratch_chunks = 0;
+  std::uint32_t loop_chunks = 0;
 };
 
 /// The schedule as MSCCL XML for its collective. Requires a schedule that verifies on `topology`

@@ -171,7 +171,9 @@ struct SynthResult {
   /// The time the winner's own plan predicted (not what runs on switches): on the physical links,
   /// each port and fabric link held, for a switch-native plan; on unwound links when unwinding.
   double plan_us = 0.0;
-  std::uint32_t unwind_degree = 0;               ///< 0 unless switches were unwound
+  std::uint32_t unwind_degree = 0;  ///< 0 unless switches were unwound
+  /// Switches unwound in this radix (unwind_switches_in_radix), unwind_degree links per NPU; 0 if not.
+  std::uint32_t unwind_radix = 0;
   bool switch_native = false;                    ///< planned on the switches themselves
   std::uint32_t chunks_per_npu = 1;              ///< the chunk count of the winner
   std::uint64_t seed = 0;                        ///< the seed whose schedule won

@@ -52,6 +52,15 @@ Topology apply_failures(const Topology& topology, const FailureSet& failures, co
 Topology unwind_switches(const Topology& topology, int degree, bool bidirectional_ring,
                          std::uint32_t* applied_degree = nullptr);
 
+/// unwind_switches with other links: NPU i of a group's order gets links to the NPUs at offsets
+/// j * radix^m ahead of it (j = 1 .. radix - 1, every m with an offset below the group's size),
+/// so that any member reaches any other in ceil(log_radix members) hops, one per nonzero digit
+/// of their distance, over (radix - 1) * ceil(log_radix members) links of its own (at most).
+/// Paths, pricing and merging as unwind_switches. Throws InputError when radix < 2.
+/// `links_per_npu`, when given, receives the largest number of links a member got.
+Topology unwind_switches_in_radix(const Topology& topology, std::uint32_t radix,
+                                  std::uint32_t* links_per_npu = nullptr);
+
 /// Parses a member list such as "0,1,4-7" (original NPU ids, inclusive ranges, whitespace
 /// around entries and dashes allowed) into sorted current NPU ids. Throws InputError with
 /// `option` as the where for bad syntax, switch names, backwards ranges, unknown or failed NPUs,
