@@ -552,40 +552,41 @@ MscclWritten write_layouts(const Schedule& schedule, const Topology& topology, c
       best = best == 0.0 ? layout.written.time_us : std::min(best, layout.written.time_us);
     return best;
   };
-  // `roomier`: a staged layout faster than the one returned that failed, with more room.
-  const auto verify_in_order = [&](std::vector<LayoutChoices>* roomier) -> std::optional<MscclWritten> {
+  // The text itself is checked, as a user's file would be. Races are excluded by construction
+  // (deps.cpp); deadlocks and the result are checked.
+  const auto verified = [&](Timed& layout) -> std::optional<MscclWritten> {
+    std::string text = print_program(layout.program, head.preamble);
+    const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
+    if (!check.ok) {
+      if (first_failure.empty()) first_failure = check.error;
+      return std::nullopt;
+    }
+    layout.written.text = std::move(text);
+    return std::move(layout.written);
+  };
+  // In order of time. The fastest staged layout that fails is laid out again with more room
+  // (LayoutChoices::staging_room), once; where that verifies, the layouts no faster than it are
+  // not checked (a failing check runs the whole file to its deadlock: seconds on 130 ranks).
+  const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
     std::vector<std::size_t> order(timed.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return timed[a].written.time_us < timed[b].written.time_us; });
+    std::optional<MscclWritten> roomy;
+    bool roomy_tried = false;
     std::optional<MscclWritten> found;
     for (std::size_t i : order) {
-      // The text itself is checked, as a user's file would be. Races are excluded by construction
-      // (deps.cpp); deadlocks and the result are checked.
-      std::string text = print_program(timed[i].program, head.preamble);
-      const MscclVerifyResult check = verify_msccl_xml(text, nullptr, false);
-      if (check.ok) {
-        timed[i].written.text = std::move(text);
-        found = std::move(timed[i].written);
-        break;
-      }
-      if (first_failure.empty()) first_failure = check.error;
-      // The fastest staged layout that failed is laid out again with more room (each layout
-      // costs as much as timing it; the others seldom differ from it but in channels).
-      if (roomier && roomier->empty() && timed[i].choices.stage && timed[i].choices.staging_room < kRoomyStaging) {
-        roomier->push_back(timed[i].choices);
-        roomier->back().staging_room = kRoomyStaging;
-      }
+      if (roomy && roomy->time_us <= timed[i].written.time_us) break;
+      found = verified(timed[i]);
+      if (found) break;
+      if (roomy_tried || !timed[i].choices.stage || timed[i].choices.staging_room >= kRoomyStaging) continue;
+      roomy_tried = true;
+      LayoutChoices roomier = timed[i].choices;
+      roomier.staging_room = kRoomyStaging;
+      Attempt tried = attempt(roomier);
+      if (tried.layout) roomy = verified(*tried.layout);
     }
     timed.clear();
-    return found;
-  };
-  const auto verified_fastest = [&]() -> std::optional<MscclWritten> {
-    std::vector<LayoutChoices> roomier;
-    std::optional<MscclWritten> found = verify_in_order(&roomier);
-    if (roomier.empty()) return found;
-    consider(roomier);
-    std::optional<MscclWritten> roomy = verify_in_order(nullptr);
     if (roomy && (!found || roomy->time_us < found->time_us)) return roomy;
     return found;
   };
