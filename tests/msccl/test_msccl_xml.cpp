@@ -125,6 +125,17 @@ Collective collective_of(CollectiveKind kind, std::uint32_t chunks, std::vector<
   return collective;
 }
 
+/// Three NPUs, every ordered pair linked directly.
+Topology full_triangle(double latency_us, double bandwidth_GBps) {
+  Topology triangle(3, {});
+  for (NodeId a = 0; a < 3; ++a) {
+    for (NodeId b = 0; b < 3; ++b) {
+      if (a != b) triangle.add_link({a, b, latency_us, bandwidth_GBps});
+    }
+  }
+  return triangle;
+}
+
 constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                                      CollectiveKind::kAllReduce};
 
@@ -634,12 +645,7 @@ TEST_CASE("Chunks the runtime slices are cut into pieces where the file then run
 TEST_CASE("A transfer whose chunks are not consecutive runs as one step through scratch", "[msccl]") {
   // Three NPUs, every pair linked at 10 GB/s and 1 us; all-gather of 4 chunks per member, 1 MB
   // each, two chunks a transfer (a runtime call moves two).
-  Topology triangle(3, {});
-  for (NodeId a = 0; a < 3; ++a) {
-    for (NodeId b = 0; b < 3; ++b) {
-      if (a != b) triangle.add_link({a, b, 1.0, 10.0});
-    }
-  }
+  const Topology triangle = full_triangle(1.0, 10.0);
   Schedule schedule(CollectiveKind::kAllGather, 12'000'000, {0, 1, 2}, 4, "hand");
   const auto add = [&](NodeId src, NodeId dst, std::vector<ChunkId> chunks, double start) {
     schedule.add(src, dst, TransferKind::kCopy, chunks, {}, start, start + 201.0, triangle.find_link(src, dst));
@@ -677,12 +683,7 @@ TEST_CASE("A staged reduction receives into scratch and adds each run into place
   // chunks of 1 kB per member, each transfer a reduction of two. Member 0's chunks reach NPU 0
   // from NPU 2 as 0 1 and 2 3, then from NPU 1 as 0 2 and 1 3: no numbering keeps both pairs side
   // by side, and a step per chunk would pay an alpha per chunk.
-  Topology triangle(3, {});
-  for (NodeId a = 0; a < 3; ++a) {
-    for (NodeId b = 0; b < 3; ++b) {
-      if (a != b) triangle.add_link({a, b, 100.0, 1.0});
-    }
-  }
+  const Topology triangle = full_triangle(100.0, 1.0);
   Schedule schedule(CollectiveKind::kReduceScatter, 12'000, {0, 1, 2}, 4, "hand");
   const auto add = [&](NodeId src, NodeId dst, std::vector<ChunkId> chunks, std::vector<TransferId> after,
                        double start) {
@@ -718,12 +719,7 @@ TEST_CASE("Aggregated transfers of chunks apart, larger than a call, run as plan
   // deals a member's chunks over links round robin), and each neighbour forwards them one hop on:
   // 3 chunks apart per transfer, where the runtime moves at most 2 chunks of 1 MiB per primitive
   // call, each call paying the alpha.
-  Topology triangle(3, {});
-  for (NodeId a = 0; a < 3; ++a) {
-    for (NodeId b = 0; b < 3; ++b) {
-      if (a != b) triangle.add_link({a, b, 1.0, 10.0});
-    }
-  }
+  const Topology triangle = full_triangle(1.0, 10.0);
   constexpr std::uint32_t kPerMember = 6;
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
   Schedule schedule(CollectiveKind::kAllGather, 3 * kPerMember * kChunk, {0, 1, 2}, kPerMember, "hand");
