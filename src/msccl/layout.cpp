@@ -17,11 +17,13 @@
 // Staging (LayoutChoices::stage). A transfer whose chunks lie apart where they are read or written
 // (an aggregated transfer of chunks 6, 14 and 22) would be a step per run, each paying the
 // route's alpha. Staged, it is one step: the sender first copies the runs into a block of
-// scratch and sends the block; the receiver receives into a block of its own (for a reduction
-// after copying its operands there) and then copies the runs out. The copies run in the
-// threadblock of their step, so only that step's order holds them; local copies cost no time in
-// the runtime's model (to_schedule.cpp). Blocks reuse one region of scratch, as large as the
-// collective, round robin; deps.cpp orders each reuse after the accesses before it.
+// scratch and sends the block; the receiver receives into a block of its own and then copies the
+// runs out (a reduction into its own operands adds them in with `re` steps; otherwise it first
+// copies its operands into the block and receives with `rrc`). The copies run in the threadblock
+// of their step, so only that step's order holds them; local copies cost no time in the
+// runtime's model (to_schedule.cpp). Blocks reuse one region of scratch, as large as the
+// collective (or LayoutChoices::staging_room times that), round robin; deps.cpp orders each reuse
+// after the accesses before it.
 //
 // Threadblocks, fused steps and why the result cannot deadlock: threadblocks.cpp.
 //
@@ -149,7 +151,8 @@ class Layout {
     const bool scratch_in_use = !context_.in_place && context_.coll == CollectiveKind::kReduceScatter;
     return scratch_in_use ? context_.chunks - context_.per_rank : 0;
   }
-  /// Chunks of the staging region: as many as the collective has, within the int16 offsets.
+  /// Chunks of the staging region: staging_room times as many as the collective has, within the
+  /// int16 offsets.
   int staging_capacity() const {
     return std::min(std::max(choices_.staging_room * context_.chunks, kMaxCount), kMaxOffset + 1 - staging_base());
   }
