@@ -122,6 +122,11 @@ tenet_cli_test(msccl_baseline_inexpressible EXIT 2 ARGS baseline -t ${TOPOLOGIES
 tenet_cli_test(msccl_baseline_peer_threadblocks EXIT 0 ARGS baseline -t ${TOPOLOGIES}/torus-8x8.json -a direct --channels 8
   -o peer-tbs.xml STDOUT "a threadblock per peer for its sends and receives; 1.000x the schedule")
 
+# Staged through more scratch than the buffer (its blocks would otherwise be reused into a
+# deadlock): the layout line says how much, since the runtime allocates it for maxBytes.
+tenet_cli_test(msccl_synth_scratch EXIT 0 ARGS synth -t ${TOPOLOGIES}/ring-fc-switch-2x4x8.json -c allgather --size 4KiB
+  -o scratch.xml STDOUT "1.000x the schedule; scratch of 1.59x the buffer per rank (102 chunks of 64)")
+
 # Sizes refused before the interpreter allocates (nchunksperloop="2147483647" took 16.8 GB): bad input, not a verdict.
 tenet_cli_test(msccl_huge_chunks EXIT 2 ARGS verify -t ${MSCCL}/ring-3.json ${MSCCL}/huge-chunks.xml
   STDERR "huge-chunks.xml: line 1: <algo> nchunksperloop=\"2147483647\": tenet verifies at most 32838 chunks per loop (steps reach chunk 32837 at most: int16 offsets, cnt up to 71)")
